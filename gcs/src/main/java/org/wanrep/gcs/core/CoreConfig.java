@@ -1,0 +1,30 @@
+package org.wanrep.gcs.core;
+
+import java.util.List;
+
+/**
+ * Settings of the total-order core, sealed at construction.
+ *
+ * @param sites         the configured sites; a view is primary when it holds more than half of them
+ * @param sequencerSite the site whose member orders (null: the first site of {@code sites})
+ * @param ackIntervalMs minimum interval between two stability acknowledgements of one member
+ * @param maxOrderBatch the sequencer sends an ORDER message at the latest when this many messages wait
+ * @param mayBootstrap  whether this member may form a new group's first primary view; false for a new
+ *                      incarnation joining a group that has history (it must never start a second one)
+ */
+public record CoreConfig(List<String> sites, String sequencerSite, long ackIntervalMs, int maxOrderBatch,
+                         boolean mayBootstrap) {
+    public CoreConfig {
+        if (sites == null || sites.isEmpty()) throw new IllegalArgumentException("no sites configured");
+        sites = List.copyOf(sites);
+        if (sequencerSite == null) sequencerSite = sites.get(0);
+        if (!sites.contains(sequencerSite))
+            throw new IllegalArgumentException("sequencer site '" + sequencerSite + "' is not one of " + sites);
+        if (ackIntervalMs < 0) throw new IllegalArgumentException("ackIntervalMs < 0");
+        if (maxOrderBatch < 1) throw new IllegalArgumentException("maxOrderBatch < 1");
+    }
+
+    public static CoreConfig of(List<String> sites) { return new CoreConfig(sites, null, 2, 500, true); }
+
+    public CoreConfig withBootstrap(boolean b) { return new CoreConfig(sites, sequencerSite, ackIntervalMs, maxOrderBatch, b); }
+}

@@ -1,0 +1,125 @@
+package org.wanrep.gcs.core;
+
+import org.wanrep.gcs.Delivery;
+import org.wanrep.gcs.MsgId;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+/**
+ * The flush leader's decision, as a pure function of the members' frozen states.
+ *
+ * <p>Continuing members are those that installed the latest primary epoch M (or accepted the plan
+ * that created it); the others join afresh. From the continuing members' reports the plan takes
+ * every slot assignment (the highest-ranked where two disagree), walks the slots from the lowest
+ * undelivered one, skips a slot whose data no continuing member holds (then none of them delivered
+ * it), appends the ordered messages nobody had ordered yet by (sender, seq), and completes the
+ * RELIABLE messages of the epoch. Everything a continuing member delivered is in its report, so
+ * the plan extends every continuing member's delivered sequence.
+ */
+public final class FlushPlanner {
+    private FlushPlanner() {}
+
+    /** Whether a member with this frozen state continues from base epoch {@code base}. */
+    public static boolean continuing(Epoch installed, Epoch accepted, Epoch acceptedBase, Epoch base) {
+        return installed.equals(base) || accepted.equals(base) || acceptedBase.equals(base) && !accepted.equals(Epoch.NONE);
+    }
+
+    static boolean continuing(Proto.FlushState s, Epoch base) {
+        return continuing(s.installedEpoch(), s.acceptedEpoch(), s.acceptedBase(), base);
+    }
+
+    /**
+     * The plan, or null when this view must not become primary: the history would be incomplete
+     * because the continuing members are not a majority of the last primary view (dynamic linear
+     * voting: a later primary could exist without them), or because nobody has history and some
+     * member is a new incarnation of a running group, not part of a fresh start.
+     */
+    public static Proto.Proposal plan(long viewId, List<String> members, Map<String, Proto.FlushState> reports) {
+        Epoch base = Epoch.NONE;
+        long number = 0;
+        for (Proto.FlushState s : reports.values()) {
+            base = Epoch.max(base, s.installedEpoch());
+            number = Math.max(number, Math.max(s.installedEpoch().number(), s.acceptedEpoch().number()));
+        }
+        String leader = members.isEmpty() ? "" : members.get(0);
+        Epoch newEpoch = new Epoch(number + 1, viewId, leader);
+        List<Proto.FlushState> cont = new ArrayList<>();
+        List<String> baseMembers = List.of();
+        for (Proto.FlushState s : reports.values()) {
+            if (continuing(s, base)) cont.add(s);
+            if (s.installedEpoch().equals(base) && base.number() > 0) baseMembers = s.installedMembers();
+        }
+        if (base.number() == 0) {
+            for (Proto.FlushState s : reports.values()) if (!s.mayBootstrap()) return null;
+        } else {
+            int present = 0;
+            for (Map.Entry<String, Proto.FlushState> e : reports.entrySet()) {
+                Proto.FlushState s = e.getValue();
+                if (baseMembers.contains(e.getKey()) && continuing(s, base)) present++;
+            }
+            if (present * 2 <= baseMembers.size()) return null;
+        }
+
+        // union of assignments, highest level wins
+        TreeMap<Long, Proto.Assignment> assign = new TreeMap<>();
+        Map<MsgId, Proto.Held> data = new HashMap<>();
+        Map<MsgId, Integer> holders = new HashMap<>();
+        long fromSlot = Long.MAX_VALUE, gsnBefore = 0;
+        for (Proto.FlushState s : cont) {
+            for (Proto.Assignment a : s.assignments()) {
+                Proto.Assignment cur = assign.get(a.slot());
+                if (cur == null || a.level() > cur.level()) assign.put(a.slot(), a);
+            }
+            for (Proto.Held h : s.held()) {
+                data.putIfAbsent(h.id(), h);
+                holders.merge(h.id(), 1, Integer::sum);
+            }
+            if (s.nextDeliver() < fromSlot) { fromSlot = s.nextDeliver(); gsnBefore = s.gsn(); }
+        }
+        if (cont.isEmpty()) { fromSlot = 1; gsnBefore = 0; }
+
+        long level = Levels.plan(newEpoch.number());
+        List<Proto.Assignment> plan = new ArrayList<>();
+        List<Proto.Held> ship = new ArrayList<>();
+        Set<MsgId> assigned = new HashSet<>();
+        for (Proto.Assignment a : assign.values()) if (a.id() != null) assigned.add(a.id());
+        long slot = fromSlot, gsn = gsnBefore;
+        long end = assign.isEmpty() ? fromSlot - 1 : Math.max(fromSlot - 1, assign.lastKey());
+        for (; slot <= end; slot++) {
+            Proto.Assignment a = assign.get(slot);
+            MsgId id = a == null ? null : a.id();
+            if (id != null && !data.containsKey(id)) id = null;   // lost with its holders: nobody continuing delivered it
+            plan.add(new Proto.Assignment(slot, id, level));
+            if (id != null) {
+                gsn++;
+                if (holders.getOrDefault(id, 0) < cont.size()) ship.add(data.get(id));
+            }
+        }
+        List<Proto.Held> unordered = new ArrayList<>();
+        for (Proto.Held h : data.values())
+            if (h.delivery().ordered() && !assigned.contains(h.id())) unordered.add(h);
+        unordered.sort(Comparator.comparing(Proto.Held::id));
+        for (Proto.Held h : unordered) {
+            plan.add(new Proto.Assignment(slot++, h.id(), level));
+            gsn++;
+            if (holders.getOrDefault(h.id(), 0) < cont.size()) ship.add(h);
+        }
+        // RELIABLE messages some continuing member has not received yet
+        List<Proto.Held> reliable = new ArrayList<>();
+        for (Proto.Held h : data.values()) {
+            if (h.delivery() != Delivery.RELIABLE) continue;
+            for (Proto.FlushState s : cont) {
+                if (s.received().getOrDefault(h.id().sender(), 0L) < h.id().seq()) { reliable.add(h); break; }
+            }
+        }
+        reliable.sort(Comparator.comparing(Proto.Held::id));
+        return new Proto.Proposal(viewId, newEpoch, base, List.copyOf(members), fromSlot, slot, gsn, plan, ship, reliable);
+    }
+}

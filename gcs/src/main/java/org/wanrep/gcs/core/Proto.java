@@ -1,0 +1,53 @@
+package org.wanrep.gcs.core;
+
+import org.wanrep.gcs.Delivery;
+import org.wanrep.gcs.MsgId;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The messages of the total-order protocol. The transport underneath is reliable and FIFO per
+ * sender within a membership view (JGroups NAKACK2/UNICAST3); a crashed sender's last messages may
+ * reach only some members, and the flush at a view change repairs exactly that.
+ */
+public sealed interface Proto {
+
+    /** Application payload, multicast by its sender in {@code epoch}. */
+    record Data(long epoch, long seq, Delivery delivery, byte[] payload) implements Proto {}
+
+    /** Sequencer of {@code epoch}: slots firstSlot, firstSlot+1, ... hold these messages. */
+    record Order(long epoch, long firstSlot, List<MsgId> ids) implements Proto {}
+
+    /**
+     * Stability: the sender holds every slot up to {@code heldThrough} (order and data), and has
+     * received every message of each sender up to {@code received.get(sender)}.
+     */
+    record Ack(long epoch, long heldThrough, Map<String, Long> received) implements Proto {}
+
+    /** One slot assignment; {@code id == null} is a skipped slot. {@code level} ranks authorities (see Slots). */
+    record Assignment(long slot, MsgId id, long level) {}
+
+    /** A retained message as reported in a flush. */
+    record Held(MsgId id, Delivery delivery, byte[] payload) {}
+
+    /** Member to flush leader: everything it retains beyond stability, frozen at the view change. */
+    record FlushState(long viewId, Epoch installedEpoch, List<String> installedMembers, boolean mayBootstrap,
+                      Epoch acceptedEpoch, Epoch acceptedBase, long nextDeliver, long gsn,
+                      List<Assignment> assignments, List<Held> held, Map<String, Long> received) implements Proto {}
+
+    /**
+     * Leader to members, phase 1: the rest of the old epoch's sequence ({@code assignments} covering
+     * fromSlot..startSlot-1), the data some continuing member lacks, the RELIABLE messages to complete,
+     * and the new primary view.
+     */
+    record Proposal(long viewId, Epoch newEpoch, Epoch baseEpoch, List<String> members, long fromSlot,
+                    long startSlot, long gsnAtStart, List<Assignment> assignments, List<Held> data,
+                    List<Held> reliable) implements Proto {}
+
+    /** Member to leader: proposal stored. */
+    record ProposalAck(long viewId) implements Proto {}
+
+    /** Leader to members, phase 2: deliver the proposal and install the view. */
+    record Commit(long viewId) implements Proto {}
+}

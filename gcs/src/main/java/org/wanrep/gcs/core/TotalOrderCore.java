@@ -1,0 +1,495 @@
+package org.wanrep.gcs.core;
+
+import org.wanrep.gcs.Delivery;
+import org.wanrep.gcs.GcsMessage;
+import org.wanrep.gcs.GcsView;
+import org.wanrep.gcs.Members;
+import org.wanrep.gcs.MsgId;
+import org.wanrep.gcs.NotPrimaryException;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * One member's total-order protocol as pure handlers: messages and ticks in, {@link Effects} out.
+ * Single-threaded; it never reads a clock or a socket, so the simulator can drive it in virtual time.
+ *
+ * <p>Within an epoch (an installed primary view) the sender multicasts DATA, the sequencer assigns
+ * slots in ORDER batches, every member acknowledges the prefix of slots it holds, AGREED messages are
+ * delivered in slot order once held, SAFE and OPT_SAFE once every member holds them. The GSN is the
+ * count of delivered messages, so slots a flush had to skip leave no gap. At a view change every
+ * member freezes and reports its state to the new sequencer, which plans the rest of the old epoch
+ * ({@link FlushPlanner}) and installs the new one in two phases (proposal, commit).
+ */
+public final class TotalOrderCore {
+    private enum Mode { NOT_PRIMARY, FLUSHING, NORMAL }
+
+    /** A held message. */
+    private static final class Entry {
+        final MsgId id; final Delivery delivery; final byte[] payload;
+        boolean delivered, optDelivered;
+        Entry(MsgId id, Delivery delivery, byte[] payload) { this.id = id; this.delivery = delivery; this.payload = payload; }
+        GcsMessage message() { return new GcsMessage(id, delivery, payload); }
+    }
+
+    private record Assign(MsgId id, long level) {}
+    private record Pending(long seq, Delivery delivery, byte[] payload) {}
+    private record Buffered(String from, Proto msg) {}
+
+    private final String self;
+    private final CoreConfig cfg;
+    private final Effects fx;
+
+    // --- membership and epoch
+    private Mode mode = Mode.NOT_PRIMARY;
+    private long lastViewId = -1;
+    private List<String> viewMembers = List.of();     // latest membership view
+    private Epoch installed = Epoch.NONE, acceptedEpoch = Epoch.NONE, acceptedBase = Epoch.NONE;
+    private long installedEpoch = 0;                   // installed.number(), carried by epoch traffic
+    private long installedViewId = -1;
+    private List<String> members = List.of();          // members of the installed epoch
+    private String sequencer;
+    private Proto.Proposal accepted;                   // plan accepted in phase 1, not yet committed
+
+    // --- ordering state
+    private final TreeMap<Long, Assign> slots = new TreeMap<>();
+    private final Map<MsgId, Entry> held = new HashMap<>();
+    private final Map<String, Long> received = new HashMap<>();
+    private long nextDeliver = 1, gsn = 0, heldThrough = 0;
+    private long mySeq = 0;
+
+    // --- sequencer
+    private long nextSlot = 1;
+    private final List<MsgId> pendingOrder = new ArrayList<>();
+
+    // --- stability
+    private final Map<String, Long> ackHeld = new HashMap<>();
+    private final Map<String, Map<String, Long>> ackReceived = new HashMap<>();
+    private boolean ackDirty;
+    private long lastAckAt = Long.MIN_VALUE / 2;
+
+    // --- flush
+    private final Map<String, Proto.FlushState> reports = new HashMap<>();
+    private final Set<String> proposalAcks = new HashSet<>();
+    private Proto.Proposal leaderProposal;
+    private boolean waitingForHistory;
+    private final TreeMap<Long, List<Buffered>> futureFlush = new TreeMap<>();
+    private final List<Buffered> futureEpoch = new ArrayList<>();
+
+    // --- own multicasts waiting for a primary view, and own ordered multicasts not yet delivered
+    private final ArrayDeque<Pending> queued = new ArrayDeque<>();
+    private final TreeMap<Long, Delivery> ownPending = new TreeMap<>();
+
+    public TotalOrderCore(String self, CoreConfig cfg, Effects fx) {
+        this.self = self;
+        this.cfg = cfg;
+        this.fx = fx;
+    }
+
+    public String self() { return self; }
+    public boolean isPrimary() { return mode == Mode.NORMAL; }
+    public long epoch() { return installedEpoch; }
+    public long deliveredGsn() { return gsn; }
+    public String sequencer() { return mode == Mode.NORMAL ? sequencer : null; }
+    public int heldCount() { return held.size(); }
+
+    // ------------------------------------------------------------------ application side
+
+    public MsgId multicast(byte[] payload, Delivery delivery, long now) {
+        switch (mode) {
+            case NOT_PRIMARY -> throw new NotPrimaryException(notPrimaryReason());
+            case FLUSHING -> {
+                long seq = ++mySeq;
+                queued.add(new Pending(seq, delivery, payload));
+                return new MsgId(self, seq);
+            }
+            default -> {
+                long seq = ++mySeq;
+                sendData(seq, delivery, payload, now);
+                return new MsgId(self, seq);
+            }
+        }
+    }
+
+    private String notPrimaryReason() {
+        Set<String> sites = sitesOf(viewMembers);
+        return "member " + self + " is not in the primary component: its view has " + sites.size() + " of "
+                + cfg.sites().size() + " configured sites " + sites + " and needs more than " + cfg.sites().size() / 2;
+    }
+
+    private void sendData(long seq, Delivery delivery, byte[] payload, long now) {
+        if (delivery.ordered()) ownPending.put(seq, delivery);
+        Proto.Data d = new Proto.Data(installedEpoch, seq, delivery, payload);
+        fx.send(null, d);
+        onData(self, d, now);
+    }
+
+    // ------------------------------------------------------------------ network side
+
+    public void onMessage(String from, Proto msg, long now) {
+        switch (msg) {
+            case Proto.Data d -> epochMessage(from, d, d.epoch(), now);
+            case Proto.Order o -> epochMessage(from, o, o.epoch(), now);
+            case Proto.Ack a -> epochMessage(from, a, a.epoch(), now);
+            case Proto.FlushState s -> flushMessage(from, s, s.viewId(), now);
+            case Proto.Proposal p -> flushMessage(from, p, p.viewId(), now);
+            case Proto.ProposalAck a -> flushMessage(from, a, a.viewId(), now);
+            case Proto.Commit c -> flushMessage(from, c, c.viewId(), now);
+        }
+    }
+
+    private void epochMessage(String from, Proto msg, long epoch, long now) {
+        if (epoch > installedEpoch) { futureEpoch.add(new Buffered(from, msg)); return; }
+        // an older epoch is settled by its flush; a frozen member takes no more of its own epoch
+        if (epoch < installedEpoch || mode != Mode.NORMAL) return;
+        // a member that crashed before a flush re-created this epoch number may still have traffic in flight
+        if (!members.contains(from)) return;
+        switch (msg) {
+            case Proto.Data d -> onData(from, d, now);
+            case Proto.Order o -> onOrder(from, o);
+            case Proto.Ack a -> onAck(from, a);
+            default -> throw new IllegalStateException();
+        }
+        deliverReady();
+    }
+
+    private void onData(String from, Proto.Data d, long now) {
+        MsgId id = new MsgId(from, d.seq());
+        received.merge(from, d.seq(), Math::max);
+        ackDirty = true;
+        Entry e = new Entry(id, d.delivery(), d.payload());
+        held.put(id, e);
+        if (d.delivery() == Delivery.RELIABLE) {
+            e.delivered = true;
+            fx.reliable(e.message());
+            return;
+        }
+        if (d.delivery() == Delivery.OPT_SAFE) {
+            e.optDelivered = true;
+            fx.optimistic(e.message());
+        }
+        if (self.equals(sequencer)) {
+            pendingOrder.add(id);
+            if (pendingOrder.size() >= cfg.maxOrderBatch()) flushOrders();
+        }
+        advanceHeld();
+        deliverReady();
+    }
+
+    private void flushOrders() {
+        if (pendingOrder.isEmpty()) return;
+        Proto.Order o = new Proto.Order(installedEpoch, nextSlot, List.copyOf(pendingOrder));
+        nextSlot += pendingOrder.size();
+        pendingOrder.clear();
+        fx.send(null, o);
+        onOrder(self, o);
+    }
+
+    private void onOrder(String from, Proto.Order o) {
+        if (!from.equals(sequencer)) return;   // only the epoch's sequencer orders
+        long level = Levels.sequencer(installedEpoch);
+        long s = o.firstSlot();
+        for (MsgId id : o.ids()) slots.put(s++, new Assign(id, level));
+        advanceHeld();
+    }
+
+    private void onAck(String from, Proto.Ack a) {
+        ackHeld.merge(from, a.heldThrough(), Math::max);
+        ackReceived.put(from, a.received());
+    }
+
+    private void advanceHeld() {
+        while (true) {
+            Assign a = slots.get(heldThrough + 1);
+            if (a == null) break;
+            if (a.id != null && !held.containsKey(a.id)) break;
+            heldThrough++;
+            ackDirty = true;
+        }
+    }
+
+    private long stableThrough() {
+        long min = heldThrough;
+        for (String m : members) if (!m.equals(self)) min = Math.min(min, ackHeld.getOrDefault(m, 0L));
+        return min;
+    }
+
+    private void deliverReady() {
+        if (mode != Mode.NORMAL) return;
+        long stable = -1;
+        while (nextDeliver <= heldThrough) {
+            Assign a = slots.get(nextDeliver);
+            if (a.id != null) {
+                Entry e = held.get(a.id);
+                if (e.delivery.uniform()) {
+                    if (stable < 0) stable = stableThrough();
+                    if (nextDeliver > stable) break;
+                }
+                e.delivered = true;
+                ownDelivered(e.id);
+                fx.ordered(e.message(), ++gsn, nextDeliver);
+            }
+            nextDeliver++;
+        }
+    }
+
+    /** Timers: sends the pending ORDER batch and a due acknowledgement, and drops what is stable. */
+    public void onTick(long now) {
+        if (mode != Mode.NORMAL) return;
+        if (self.equals(sequencer)) flushOrders();
+        if (ackDirty && now - lastAckAt >= cfg.ackIntervalMs()) {
+            ackDirty = false;
+            lastAckAt = now;
+            fx.send(null, new Proto.Ack(installedEpoch, heldThrough, Map.copyOf(received)));
+        }
+        deliverReady();
+        collectGarbage();
+    }
+
+    private void collectGarbage() {
+        long stable = stableThrough();
+        long limit = Math.min(nextDeliver, stable + 1);
+        while (!slots.isEmpty() && slots.firstKey() < limit) {
+            Assign a = slots.pollFirstEntry().getValue();
+            if (a.id != null) held.remove(a.id);
+        }
+        // RELIABLE messages go once every member has received them
+        if (held.size() > 0 && ackReceived.size() >= members.size() - 1) {
+            Iterator<Entry> it = held.values().iterator();
+            while (it.hasNext()) {
+                Entry e = it.next();
+                if (e.delivery != Delivery.RELIABLE) continue;
+                if (receivedByAll(e.id)) it.remove();
+            }
+        }
+    }
+
+    private boolean receivedByAll(MsgId id) {
+        for (String m : members) {
+            long r = m.equals(self) ? received.getOrDefault(id.sender(), 0L)
+                    : ackReceived.getOrDefault(m, Map.of()).getOrDefault(id.sender(), 0L);
+            if (r < id.seq()) return false;
+        }
+        return true;
+    }
+
+    // ------------------------------------------------------------------ view changes
+
+    /** A new membership view from the membership service (JGroups GMS). */
+    public void onView(long viewId, List<String> newMembers, long now) {
+        if (viewId <= lastViewId) return;
+        lastViewId = viewId;
+        viewMembers = List.copyOf(newMembers);
+        reports.clear();
+        proposalAcks.clear();
+        leaderProposal = null;
+        waitingForHistory = false;
+        if (!isMajority(newMembers)) {
+            mode = Mode.NOT_PRIMARY;
+            failQueued(notPrimaryReason());
+            fx.view(new GcsView(viewId, installedEpoch, viewMembers, false, false, gsn + 1, null));
+            return;
+        }
+        mode = Mode.FLUSHING;
+        String leader = sequencerOf(newMembers);
+        Proto.FlushState state = frozenState(viewId);
+        if (leader.equals(self)) onFlushState(self, state, now);
+        else fx.send(leader, state);
+        List<Buffered> early = futureFlush.remove(viewId);
+        futureFlush.headMap(viewId).clear();
+        if (early != null) for (Buffered b : early) onMessage(b.from, b.msg, now);
+    }
+
+    private Proto.FlushState frozenState(long viewId) {
+        List<Proto.Assignment> as = new ArrayList<>(slots.size());
+        for (var e : slots.entrySet()) as.add(new Proto.Assignment(e.getKey(), e.getValue().id, e.getValue().level));
+        List<Proto.Held> hs = new ArrayList<>(held.size());
+        for (Entry e : held.values()) hs.add(new Proto.Held(e.id, e.delivery, e.payload));
+        return new Proto.FlushState(viewId, installed, members, cfg.mayBootstrap(), acceptedEpoch, acceptedBase, nextDeliver, gsn,
+                as, hs, Map.copyOf(received));
+    }
+
+    private void flushMessage(String from, Proto msg, long viewId, long now) {
+        if (viewId > lastViewId) { futureFlush.computeIfAbsent(viewId, k -> new ArrayList<>()).add(new Buffered(from, msg)); return; }
+        if (viewId < lastViewId || mode != Mode.FLUSHING) return;
+        switch (msg) {
+            case Proto.FlushState s -> onFlushState(from, s, now);
+            case Proto.Proposal p -> onProposal(from, p);
+            case Proto.ProposalAck a -> onProposalAck(from, now);
+            case Proto.Commit c -> onCommit(from, now);
+            default -> throw new IllegalStateException();
+        }
+    }
+
+    private void onFlushState(String from, Proto.FlushState s, long now) {
+        if (!sequencerOf(viewMembers).equals(self) || leaderProposal != null || waitingForHistory) return;
+        reports.put(from, s);
+        if (!reports.keySet().containsAll(viewMembers)) return;
+        Map<String, Proto.FlushState> inView = new LinkedHashMap<>();
+        for (String m : viewMembers) inView.put(m, reports.get(m));
+        leaderProposal = FlushPlanner.plan(lastViewId, viewMembers, inView);
+        if (leaderProposal == null) { waitingForHistory = true; return; }   // stays frozen until a view with the history
+        fx.send(null, leaderProposal);
+        onProposal(self, leaderProposal);
+    }
+
+    private void onProposal(String from, Proto.Proposal p) {
+        if (!from.equals(sequencerOf(viewMembers))) return;
+        if (FlushPlanner.continuing(installed, acceptedEpoch, acceptedBase, p.baseEpoch())) {
+            long level = Levels.plan(p.newEpoch().number());
+            for (Proto.Assignment a : p.assignments()) slots.put(a.slot(), new Assign(a.id(), level));
+            for (Proto.Held h : p.data()) held.putIfAbsent(h.id(), new Entry(h.id(), h.delivery(), h.payload()));
+            for (Proto.Held h : p.reliable()) {
+                if (received.getOrDefault(h.id().sender(), 0L) < h.id().seq())
+                    held.putIfAbsent(h.id(), new Entry(h.id(), h.delivery(), h.payload()));
+            }
+            acceptedEpoch = p.newEpoch();
+            acceptedBase = p.baseEpoch();
+        }
+        accepted = p;
+        if (from.equals(self)) onProposalAck(self, 0);
+        else fx.send(from, new Proto.ProposalAck(p.viewId()));
+    }
+
+    private void onProposalAck(String from, long now) {
+        if (leaderProposal == null) return;
+        proposalAcks.add(from);
+        if (!proposalAcks.containsAll(viewMembers)) return;
+        fx.send(null, new Proto.Commit(lastViewId));
+        onCommit(self, now);
+    }
+
+    private void onCommit(String from, long now) {
+        Proto.Proposal p = accepted;
+        if (p == null || p.viewId() != lastViewId || !from.equals(sequencerOf(viewMembers))) return;
+        boolean cont = FlushPlanner.continuing(installed, acceptedEpoch, acceptedBase, p.baseEpoch());
+        boolean joined = !cont && p.baseEpoch().number() > 0;
+        if (cont) {
+            for (long s = nextDeliver; s < p.startSlot(); s++) {
+                Assign a = slots.get(s);
+                if (a == null) throw new IllegalStateException(self + ": plan of view " + p.viewId() + " lacks slot " + s);
+                if (a.id == null) continue;
+                Entry e = held.get(a.id);
+                if (e == null) throw new IllegalStateException(self + ": plan of view " + p.viewId() + " lacks data of " + a.id);
+                e.delivered = true;
+                ownDelivered(e.id);
+                fx.ordered(e.message(), ++gsn, s);
+            }
+            if (gsn != p.gsnAtStart())
+                throw new IllegalStateException(self + ": GSN " + gsn + " after flush, plan says " + p.gsnAtStart());
+            List<Proto.Held> rel = new ArrayList<>(p.reliable());
+            rel.sort(Comparator.comparing(Proto.Held::id));
+            for (Proto.Held h : rel) {
+                if (received.getOrDefault(h.id().sender(), 0L) < h.id().seq()) {
+                    received.put(h.id().sender(), h.id().seq());
+                    fx.reliable(new GcsMessage(h.id(), h.delivery(), h.payload()));
+                }
+            }
+        } else {
+            // a joiner: whatever it sent in an epoch it did not continue from is lost
+            for (var e : ownPending.entrySet())
+                fx.undeliverable(new MsgId(self, e.getKey()), e.getValue(), "member " + self + " rejoined the primary component without its earlier state");
+            ownPending.clear();
+            gsn = p.gsnAtStart();
+        }
+        install(p, joined, now);
+    }
+
+    private void install(Proto.Proposal p, boolean joined, long now) {
+        installed = p.newEpoch();
+        installedEpoch = installed.number();
+        acceptedEpoch = Epoch.NONE;
+        acceptedBase = Epoch.NONE;
+        installedViewId = p.viewId();
+        accepted = null;
+        members = List.copyOf(p.members());
+        sequencer = sequencerOf(members);
+        slots.clear();
+        held.clear();
+        pendingOrder.clear();
+        ackHeld.clear();
+        ackReceived.clear();
+        nextDeliver = p.startSlot();
+        heldThrough = p.startSlot() - 1;
+        nextSlot = p.startSlot();
+        for (String m : members) ackHeld.put(m, heldThrough);
+        mode = Mode.NORMAL;
+        ackDirty = true;
+        reports.clear();
+        proposalAcks.clear();
+        leaderProposal = null;
+        fx.view(new GcsView(p.viewId(), installedEpoch, members, true, joined, gsn + 1, sequencer));
+        // multicasts made during the flush go out now, in the new epoch
+        while (!queued.isEmpty()) {
+            Pending q = queued.poll();
+            sendData(q.seq, q.delivery, q.payload, now);
+        }
+        List<Buffered> replay = new ArrayList<>();
+        Iterator<Buffered> it = futureEpoch.iterator();
+        while (it.hasNext()) {
+            Buffered b = it.next();
+            long e = epochOf(b.msg);
+            if (e <= installedEpoch) { it.remove(); if (e == installedEpoch) replay.add(b); }
+        }
+        for (Buffered b : replay) epochMessage(b.from, b.msg, installedEpoch, now);
+        onTick(now);
+    }
+
+    private static long epochOf(Proto m) {
+        return switch (m) {
+            case Proto.Data d -> d.epoch();
+            case Proto.Order o -> o.epoch();
+            case Proto.Ack a -> a.epoch();
+            default -> -1;
+        };
+    }
+
+    private void ownDelivered(MsgId id) {
+        if (id.sender().equals(self)) ownPending.remove(id.seq());
+    }
+
+    private void failQueued(String reason) {
+        while (!queued.isEmpty()) {
+            Pending q = queued.poll();
+            fx.undeliverable(new MsgId(self, q.seq), q.delivery, reason);
+        }
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    private boolean isMajority(List<String> ms) {
+        Set<String> sites = sitesOf(ms);
+        sites.retainAll(cfg.sites());
+        return sites.size() * 2 > cfg.sites().size();
+    }
+
+    private static Set<String> sitesOf(List<String> ms) {
+        Set<String> s = new TreeSet<>();
+        for (String m : ms) s.add(Members.siteOf(m));
+        return s;
+    }
+
+    /** The sequencer of a view: the first member of the configured sequencer site, else the first member. */
+    public String sequencerOf(List<String> ms) {
+        for (String m : ms) if (Members.siteOf(m).equals(cfg.sequencerSite())) return m;
+        return ms.get(0);
+    }
+
+    @Override public String toString() {
+        return self + "[" + mode + " epoch=" + installedEpoch + " view=" + lastViewId + " members=" + members
+                + " next=" + nextDeliver + " heldThrough=" + heldThrough + " stable=" + (mode == Mode.NORMAL ? stableThrough() : -1)
+                + " acks=" + ackHeld + " gsn=" + gsn + " seq=" + sequencer + " held=" + held.size() + " slots=" + slots.size()
+                + " queued=" + queued.size() + " future=" + futureEpoch.size() + " pendingOrder=" + pendingOrder.size()
+                + (waitingForHistory ? " waiting-for-history" : "") + "]";
+    }
+}

@@ -1,0 +1,263 @@
+package org.wanrep.gcs.sim;
+
+import org.wanrep.gcs.Delivery;
+import org.wanrep.gcs.GcsMessage;
+import org.wanrep.gcs.GcsView;
+import org.wanrep.gcs.Members;
+import org.wanrep.gcs.MsgId;
+import org.wanrep.gcs.NotPrimaryException;
+import org.wanrep.gcs.core.Codec;
+import org.wanrep.gcs.core.CoreConfig;
+import org.wanrep.gcs.core.Effects;
+import org.wanrep.gcs.core.Proto;
+import org.wanrep.gcs.core.TotalOrderCore;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.PriorityQueue;
+import java.util.Random;
+import java.util.Set;
+
+/**
+ * A single-threaded, seeded, virtual-time world for {@link TotalOrderCore}: a network that is
+ * reliable and FIFO per link within a view (as JGroups NAKACK2/UNICAST3 are), with random delays that
+ * reorder traffic between senders; crashes that cut each outgoing link of the victim at a random
+ * point of its in-flight suffix; partitions; restarts as new incarnations; and a membership service
+ * that installs views at each member at its own time. The {@link Checker} sees every delivery.
+ */
+public final class Simulator {
+    private static final int TICK_MS = 2;
+
+    final Random rnd;
+    final CoreConfig cfg;
+    final Checker checker;
+    long now = 0;
+    private long eventSeq = 0;
+    private long viewCounter = 0;
+    private final PriorityQueue<Event> events = new PriorityQueue<>();
+
+    /** All members ever, in join order. */
+    final Map<String, Node> nodes = new LinkedHashMap<>();
+    /** Partition label per member; members talk only within a label. */
+    final Map<String, Integer> partition = new HashMap<>();
+    private final Map<String, Integer> incarnations = new HashMap<>();
+    int maxDelayMs = 30;
+    boolean encode = true;
+
+    private abstract static class Event implements Comparable<Event> {
+        long time, seq;
+        abstract void run();
+        public int compareTo(Event o) { return time != o.time ? Long.compare(time, o.time) : Long.compare(seq, o.seq); }
+    }
+
+    final class Node implements Effects {
+        final String name;
+        final TotalOrderCore core;
+        boolean alive = true;
+        List<String> view = List.of();
+        long viewId = -1;
+        final Map<String, Long> linkLast = new HashMap<>();        // FIFO per outgoing link
+        final Map<String, List<Event>> inFlight = new HashMap<>();  // per destination, for crash cuts
+        long gmsLast = 0;
+
+        Node(String name, boolean fresh) {
+            this.name = name;
+            this.core = new TotalOrderCore(name, cfg.withBootstrap(fresh), this);
+        }
+
+        @Override public void send(String to, Proto msg) {
+            byte[] wire = encode ? Codec.encode(msg) : null;
+            if (to == null) { for (String m : view) if (!m.equals(name)) transmit(this, m, msg, wire); }
+            else transmit(this, to, msg, wire);
+        }
+        @Override public void optimistic(GcsMessage m) { checker.optimistic(name, m); }
+        @Override public void ordered(GcsMessage m, long gsn, long slot) { trace(name + " FINAL " + m.id() + " gsn=" + gsn + " slot=" + slot + " " + core); checker.ordered(name, m, gsn, slot); }
+        @Override public void reliable(GcsMessage m) { trace(name + " RELIABLE " + m.id()); checker.reliable(name, m); }
+        @Override public void view(GcsView v) { trace(name + " VIEW " + v); checker.view(name, v); }
+        @Override public void undeliverable(MsgId id, Delivery d, String reason) { checker.undeliverable(name, id); }
+    }
+
+    public Simulator(long seed, List<String> sites, String sequencerSite) {
+        this.rnd = new Random(seed);
+        this.cfg = new CoreConfig(sites, sequencerSite, TICK_MS, 64, true);
+        this.checker = new Checker();
+        for (String s : sites) addNode(s);
+        scheduleMembership(0);
+        schedule(TICK_MS, this::tickAll);
+    }
+
+    Node addNode(String site) {
+        int inc = incarnations.merge(site, 1, Integer::sum);
+        Node n = new Node(Members.name(site, Integer.toString(inc)), inc == 1);
+        nodes.put(n.name, n);
+        partition.put(n.name, 0);
+        checker.member(n.name);
+        return n;
+    }
+
+    void schedule(long delay, Runnable r) {
+        Event e = new Event() { void run() { r.run(); } };
+        e.time = now + delay;
+        e.seq = eventSeq++;
+        events.add(e);
+    }
+
+    private void transmit(Node from, String to, Proto msg, byte[] wire) {
+        Node dest = nodes.get(to);
+        if (dest == null || !from.alive) return;
+        long at = Math.max(from.linkLast.getOrDefault(to, 0L), now + 1 + rnd.nextInt(maxDelayMs));
+        from.linkLast.put(to, at);
+        List<Event> flight = from.inFlight.computeIfAbsent(to, k -> new ArrayList<>());
+        int part = partition.get(from.name);
+        long sv = from.viewId;
+        Event e = new Event() {
+            void run() {
+                flight.remove(this);
+                if (!dest.alive) return;
+                String link = from.name + ">" + dest.name + "@" + sv;
+                if (broken.contains(link)) return;
+                if (partition.get(dest.name) != part || partition.get(from.name) != part) { broken.add(link); return; }
+                Proto m = wire != null ? Codec.decode(wire, 0, wire.length) : msg;
+                dest.core.onMessage(from.name, m, now);
+                dest.core.onTick(now);
+                checker.step(Simulator.this);
+            }
+        };
+        e.time = at;
+        e.seq = eventSeq++;
+        flight.add(e);
+        events.add(e);
+    }
+
+    /**
+     * A sender's stream to a receiver, within one of the sender's views, that lost a message to a
+     * partition stays silent: JGroups never delivers past a hole in a sender's stream, it changes
+     * the view, after which the sender's messages form a new stream.
+     */
+    private final Set<String> broken = new HashSet<>();
+
+    /** Crash: each outgoing link keeps a random prefix of its in-flight messages. */
+    static final boolean TRACE = Boolean.getBoolean("wanrep.sim.trace");
+    void trace(String s) { if (TRACE) System.out.println("[" + now + "] " + s); }
+
+    public void crash(String name) {
+        trace("CRASH " + name);
+        Node n = nodes.get(name);
+        if (n == null || !n.alive) return;
+        n.alive = false;
+        for (List<Event> flight : n.inFlight.values()) {
+            int keep = flight.isEmpty() ? 0 : rnd.nextInt(flight.size() + 1);
+            for (int i = flight.size() - 1; i >= keep; i--) events.remove(flight.remove(i));
+        }
+        checker.crashed(name);
+        scheduleMembership(20 + rnd.nextInt(150));
+    }
+
+    /** Splits the alive members into labelled groups; traffic across groups stops (in-flight suffixes lost). */
+    public void partition(Map<String, Integer> labels) {
+        trace("PARTITION " + labels);
+        for (Node n : nodes.values()) {
+            Integer l = labels.get(n.name);
+            partition.put(n.name, l == null ? 0 : l);
+        }
+
+        scheduleMembership(20 + rnd.nextInt(150));
+    }
+
+    /** Like JGroups' DISCARD at {@code to} for traffic from {@code from}: the stream stops until a view change. */
+    public void dropLink(String from, String to) {
+        broken.add(from + ">" + to + "@" + nodes.get(from).viewId);
+    }
+
+    public void heal() {
+        trace("HEAL");
+        for (String m : partition.keySet()) partition.put(m, 0);
+        scheduleMembership(20 + rnd.nextInt(150));
+    }
+
+    public Node restart(String site) {
+        Node n = addNode(site);
+        scheduleMembership(10 + rnd.nextInt(100));
+        return n;
+    }
+
+    private void scheduleMembership(long delay) {
+        schedule(delay, this::installViews);
+    }
+
+    /** The membership service: one view per connected group of alive members, delivered at random times. */
+    private void installViews() {
+        Map<Integer, List<String>> groups = new LinkedHashMap<>();
+        for (Node n : nodes.values()) if (n.alive) groups.computeIfAbsent(partition.get(n.name), k -> new ArrayList<>()).add(n.name);
+        for (List<String> g : groups.values()) {
+            long id = ++viewCounter;
+            List<String> ms = List.copyOf(g);
+            for (String m : ms) {
+                Node n = nodes.get(m);
+                long at = Math.max(n.gmsLast, now + 1 + rnd.nextInt(maxDelayMs));
+                n.gmsLast = at;
+                Event e = new Event() {
+                    void run() {
+                        if (!n.alive) return;
+                        trace(n.name + " membership " + id + " " + ms);
+                        n.view = ms;
+                        n.viewId = id;
+                        n.core.onView(id, ms, now);
+                        n.core.onTick(now);
+                        checker.step(Simulator.this);
+                    }
+                };
+                e.time = at;
+                e.seq = eventSeq++;
+                events.add(e);
+            }
+        }
+    }
+
+    private void tickAll() {
+        for (Node n : nodes.values()) if (n.alive) n.core.onTick(now);
+        checker.step(this);
+        schedule(TICK_MS, this::tickAll);
+    }
+
+    /** Multicast from a member; returns null if refused (not primary). */
+    public MsgId multicast(String member, Delivery d, byte[] payload) {
+        Node n = nodes.get(member);
+        if (n == null || !n.alive) return null;
+        try {
+            MsgId id = n.core.multicast(payload, d, now);
+            checker.sent(member, id, d);
+            trace(member + " SEND " + id + " " + d + " " + n.core);
+            n.core.onTick(now);
+            checker.step(this);
+            return id;
+        } catch (NotPrimaryException e) {
+            return null;
+        }
+    }
+
+    public void runUntil(long time) {
+        while (!events.isEmpty() && events.peek().time <= time) {
+            Event e = events.poll();
+            now = e.time;
+            e.run();
+        }
+        now = time;
+    }
+
+    public List<Node> alive() {
+        List<Node> out = new ArrayList<>();
+        for (Node n : nodes.values()) if (n.alive) out.add(n);
+        return out;
+    }
+
+    public Set<String> aliveSites() {
+        Set<String> s = new HashSet<>();
+        for (Node n : alive()) s.add(Members.siteOf(n.name));
+        return s;
+    }
+}
