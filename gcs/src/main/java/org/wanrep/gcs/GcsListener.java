@@ -8,7 +8,12 @@ public interface GcsListener {
     /** An OPT_SAFE message on arrival, before its final position is known; at most once, before {@link #ordered}. */
     default void optimistic(GcsMessage m) {}
 
-    /** Final delivery of an AGREED, SAFE or OPT_SAFE message at global sequence number {@code gsn}. */
+    /**
+     * Final delivery of an AGREED, SAFE or OPT_SAFE message at global sequence number {@code gsn}.
+     * GSNs are consecutive. Normally a primary view precedes them; a member that accepted a new group's
+     * first flush but missed its commit receives that epoch's messages (from GSN 1) in the next flush,
+     * before its first view.
+     */
     void ordered(GcsMessage m, long gsn);
 
     /** A RELIABLE (FIFO, unordered) message. */
