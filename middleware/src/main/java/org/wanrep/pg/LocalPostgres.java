@@ -1,0 +1,184 @@
+package org.wanrep.pg;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * A PostgreSQL cluster of our own: {@code initdb} into a directory, configured for logical decoding
+ * (wal_level=logical, slots and senders for wal2json), listening on 127.0.0.1 at a free port,
+ * started and stopped with {@code pg_ctl}. Superuser {@code postgres}, trust on loopback, as a fresh
+ * initdb. Root cannot run PostgreSQL: as root, the cluster is owned by and run as user "postgres".
+ */
+public final class LocalPostgres implements AutoCloseable {
+    private final PgBinaries bin;
+    private final Path dataDir;
+    private final int port;
+    private final boolean temporary;
+    private boolean running;
+
+    private LocalPostgres(PgBinaries bin, Path dataDir, int port, boolean temporary) {
+        this.bin = bin;
+        this.dataDir = dataDir;
+        this.port = port;
+        this.temporary = temporary;
+    }
+
+    /** Initializes a new cluster in {@code dataDir} (must not exist or be empty) and starts it. */
+    public static LocalPostgres create(Path dataDir, int port, boolean fastUnsafe) throws IOException {
+        PgBinaries bin = PgBinaries.locate();
+        LocalPostgres pg = new LocalPostgres(bin, dataDir.toAbsolutePath(), port, false);
+        pg.initdb(fastUnsafe);
+        pg.start();
+        return pg;
+    }
+
+    /** An existing cluster directory (created by {@link #create}), not started. */
+    public static LocalPostgres existing(Path dataDir, int port) {
+        return new LocalPostgres(PgBinaries.locate(), dataDir.toAbsolutePath(), port, false);
+    }
+
+    /** A throw-away cluster for tests: temporary directory, free port, fsync off; deleted on close. */
+    public static LocalPostgres startTemporary() throws IOException {
+        PgBinaries bin = PgBinaries.locate();
+        Path dir = Files.createTempDirectory("wanrep-pg-");
+        LocalPostgres pg = new LocalPostgres(bin, dir.resolve("data"), freePort(), true);
+        pg.shareWithPostgresUser(dir);
+        pg.initdb(true);
+        pg.start();
+        return pg;
+    }
+
+    public int port() { return port; }
+    public String host() { return "127.0.0.1"; }
+    public Path dataDir() { return dataDir; }
+    public boolean isRunning() { return running; }
+
+    public String jdbcUrl(String database) { return "jdbc:postgresql://127.0.0.1:" + port + "/" + database; }
+
+    /** A JDBC connection as superuser postgres. */
+    public Connection connect(String database) throws SQLException {
+        Properties p = new Properties();
+        p.setProperty("user", "postgres");
+        return DriverManager.getConnection(jdbcUrl(database), p);
+    }
+
+    public Connection connect() throws SQLException { return connect("postgres"); }
+
+    private static boolean isRoot() {
+        return "root".equals(System.getProperty("user.name"));
+    }
+
+    private void shareWithPostgresUser(Path dir) throws IOException {
+        if (isRoot()) run(List.of("chown", "-R", "postgres:postgres", dir.toString()), "chown");
+    }
+
+    private void initdb(boolean fastUnsafe) throws IOException {
+        Files.createDirectories(dataDir.getParent());
+        if (isRoot()) {
+            Files.createDirectories(dataDir);
+            run(List.of("chown", "-R", "postgres:postgres", dataDir.getParent().toString()), "chown");
+        }
+        run(asPostgres(List.of(bin.initdb().toString(), "-D", dataDir.toString(), "-U", "postgres", "--auth=trust",
+                "-E", "UTF8", "--locale=C", "--no-instructions")), "initdb");
+        List<String> conf = new ArrayList<>(List.of(
+                "listen_addresses = '127.0.0.1'",
+                "port = " + port,
+                "unix_socket_directories = '" + dataDir + "'",
+                "wal_level = logical",
+                "max_replication_slots = 20",
+                "max_wal_senders = 20",
+                "max_slot_wal_keep_size = '1GB'",
+                "max_connections = 200",
+                "shared_buffers = '64MB'",
+                "logging_collector = off",
+                "log_min_messages = warning"));
+        // not synchronous_commit=off: logical decoding only reads flushed WAL, so it would delay capture
+        if (fastUnsafe) conf.addAll(List.of("fsync = off", "full_page_writes = off"));
+        Files.writeString(dataDir.resolve("postgresql.auto.conf"), String.join("\n", conf) + "\n", StandardCharsets.UTF_8);
+        if (isRoot()) run(List.of("chown", "postgres:postgres", dataDir.resolve("postgresql.auto.conf").toString()), "chown");
+    }
+
+    public synchronized void start() throws IOException {
+        if (running) return;
+        run(asPostgres(List.of(bin.pgCtl().toString(), "-D", dataDir.toString(), "-l", dataDir.resolve("server.log").toString(),
+                "-w", "-t", "60", "start")), "pg_ctl start");
+        running = true;
+    }
+
+    public synchronized void stop() throws IOException {
+        if (!running) return;
+        run(asPostgres(List.of(bin.pgCtl().toString(), "-D", dataDir.toString(), "-w", "-t", "60", "-m", "fast", "stop")), "pg_ctl stop");
+        running = false;
+    }
+
+    /** Stops like a crash: immediate shutdown, no checkpoint. */
+    public synchronized void crash() throws IOException {
+        if (!running) return;
+        run(asPostgres(List.of(bin.pgCtl().toString(), "-D", dataDir.toString(), "-m", "immediate", "stop")), "pg_ctl stop -m immediate");
+        running = false;
+    }
+
+    @Override public void close() throws IOException {
+        try {
+            stop();
+        } finally {
+            if (temporary) deleteTree(dataDir.getParent());
+        }
+    }
+
+    private List<String> asPostgres(List<String> cmd) {
+        if (!isRoot()) return cmd;
+        List<String> out = new ArrayList<>(List.of("runuser", "-u", "postgres", "--"));
+        out.addAll(cmd);
+        return out;
+    }
+
+    private static void run(List<String> cmd, String what) throws IOException {
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+        pb.environment().put("LC_ALL", "C");
+        Process p = pb.start();
+        String out;
+        try {
+            out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            if (!p.waitFor(120, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                throw new IOException(what + " timed out: " + String.join(" ", cmd));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException(what + " interrupted", e);
+        }
+        if (p.exitValue() != 0)
+            throw new IOException(what + " failed (exit " + p.exitValue() + "): " + String.join(" ", cmd) + "\n" + out.strip());
+    }
+
+    public static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket()) {
+            s.setReuseAddress(true);
+            s.bind(new InetSocketAddress("127.0.0.1", 0));
+            return s.getLocalPort();
+        }
+    }
+
+    private static void deleteTree(Path root) throws IOException {
+        if (!Files.exists(root)) return;
+        try (Stream<Path> s = Files.walk(root)) {
+            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
+        }
+    }
+
+    @Override public String toString() { return "postgres@127.0.0.1:" + port + " (" + dataDir + ")"; }
+}
