@@ -149,6 +149,10 @@ final class TestGroup implements AutoCloseable {
         List<MsgId> ref = List.copyOf(recorders.get(who.get(0)).ordered);
         for (String s : who) assertThat(List.copyOf(recorders.get(s).ordered)).as("sequence at " + s + " vs " + who.get(0)).isEqualTo(ref);
         assertThat(new HashSet<>(ref)).hasSize(ref.size());
+        // RELIABLE messages of the old view are completed by the flush too (virtual synchrony)
+        for (String s : who)
+            assertThat(Set.copyOf(recorders.get(s).reliable)).as("RELIABLE at " + s + " vs " + who.get(0))
+                    .isEqualTo(Set.copyOf(recorders.get(who.get(0)).reliable));
         for (String s : who)
             for (MsgId id : recorders.get(s).opt)
                 assertThat(recorders.get(s).finalAt).as(s + ": optimistic " + id + " never final" + states(who)).containsKey(id);

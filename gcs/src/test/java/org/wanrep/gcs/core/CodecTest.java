@@ -1,0 +1,49 @@
+package org.wanrep.gcs.core;
+
+import org.junit.jupiter.api.Test;
+import org.wanrep.gcs.Delivery;
+import org.wanrep.gcs.MsgId;
+
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class CodecTest {
+    private static Proto roundTrip(Proto p) {
+        byte[] b = Codec.encode(p);
+        return Codec.decode(b, 0, b.length);
+    }
+
+    @Test
+    void everyMessageSurvivesTheWire() {
+        MsgId a = new MsgId("montreal/1", 7);
+        Proto.Held h = new Proto.Held(a, Delivery.SAFE, new byte[]{1, 2, 3});
+        Epoch e = new Epoch(3, 12, "montreal/1");
+        Proto.Data d = (Proto.Data) roundTrip(new Proto.Data(3, 9, Delivery.OPT_SAFE, new byte[]{4, 5}));
+        assertThat(d.epoch()).isEqualTo(3);
+        assertThat(d.payload()).containsExactly(4, 5);
+        assertThat(d.delivery()).isEqualTo(Delivery.OPT_SAFE);
+        assertThat(roundTrip(new Proto.Order(3, 100, List.of(a, new MsgId("boston/2", 1))))).isEqualTo(new Proto.Order(3, 100, List.of(a, new MsgId("boston/2", 1))));
+        assertThat(roundTrip(new Proto.Ack(3, 55, Map.of("montreal/1", 7L)))).isEqualTo(new Proto.Ack(3, 55, Map.of("montreal/1", 7L)));
+        Proto.FlushState fs = (Proto.FlushState) roundTrip(new Proto.FlushState(12, e, List.of("montreal/1", "boston/1"), true, Epoch.NONE, e,
+                5, 4, List.of(new Proto.Assignment(5, a, 7), new Proto.Assignment(6, null, 8)), List.of(h), Map.of("boston/1", 3L)));
+        assertThat(fs.installedEpoch()).isEqualTo(e);
+        assertThat(fs.acceptedBase()).isEqualTo(e);
+        assertThat(fs.assignments().get(1).id()).isNull();
+        assertThat(fs.held().get(0).payload()).containsExactly(1, 2, 3);
+        Proto.Proposal pr = (Proto.Proposal) roundTrip(new Proto.Proposal(12, new Epoch(4, 12, "a"), e, List.of("a/1"), 5, 7, 6,
+                List.of(new Proto.Assignment(5, a, 8)), List.of(h), List.of()));
+        assertThat(pr.newEpoch()).isEqualTo(new Epoch(4, 12, "a"));
+        assertThat(pr.members()).containsExactly("a/1");
+        assertThat(roundTrip(new Proto.ProposalAck(9))).isEqualTo(new Proto.ProposalAck(9));
+        assertThat(roundTrip(new Proto.Commit(9))).isEqualTo(new Proto.Commit(9));
+    }
+
+    @Test
+    void corruptInputIsRejected() {
+        assertThatThrownBy(() -> Codec.decode(new byte[]{99}, 0, 1)).hasMessageContaining("unknown total-order message type");
+        assertThatThrownBy(() -> Codec.decode(new byte[]{1, 0}, 0, 2)).hasMessageContaining("corrupt");
+    }
+}

@@ -1,0 +1,64 @@
+package org.wanrep.gcs.core;
+
+import org.junit.jupiter.api.Test;
+import org.wanrep.gcs.Delivery;
+import org.wanrep.gcs.MsgId;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The leader's decision on hand-made states. */
+class FlushPlannerTest {
+    private static final Epoch E1 = new Epoch(1, 1, "a/1");
+    private static final List<String> ABC = List.of("a/1", "b/1", "c/1");
+
+    private static Proto.Held held(MsgId id, Delivery d) { return new Proto.Held(id, d, new byte[]{(byte) id.seq()}); }
+
+    private static Proto.FlushState state(Epoch installed, long next, long gsn, List<Proto.Assignment> as, List<Proto.Held> hs, Map<String, Long> rcv) {
+        return new Proto.FlushState(5, installed, ABC, true, Epoch.NONE, Epoch.NONE, next, gsn, as, hs, rcv);
+    }
+
+    @Test
+    void completesWhatOneSurvivorDeliveredAndSkipsWhatNobodyHolds() {
+        MsgId m1 = new MsgId("a/1", 1), m2 = new MsgId("a/1", 2), m3 = new MsgId("c/1", 1), m4 = new MsgId("b/1", 1);
+        long seq = Levels.sequencer(1);
+        // b delivered slots 1-2 (m1, m2); c holds m2 only, knows slot 3 = m3 (data lost with a); b also has unordered m4
+        Map<String, Proto.FlushState> reports = new LinkedHashMap<>();
+        reports.put("b/1", state(E1, 3, 2, List.of(new Proto.Assignment(1, m1, seq), new Proto.Assignment(2, m2, seq)),
+                List.of(held(m1, Delivery.AGREED), held(m2, Delivery.SAFE), held(m4, Delivery.AGREED)), Map.of("a/1", 2L, "b/1", 1L)));
+        reports.put("c/1", state(E1, 1, 0, List.of(new Proto.Assignment(1, m1, seq), new Proto.Assignment(2, m2, seq), new Proto.Assignment(3, new MsgId("a/1", 3), seq)),
+                List.of(held(m2, Delivery.SAFE)), Map.of("a/1", 2L)));
+        Proto.Proposal p = FlushPlanner.plan(5, List.of("b/1", "c/1"), reports);
+        assertThat(p).isNotNull();
+        assertThat(p.fromSlot()).isEqualTo(1);
+        assertThat(p.assignments()).extracting(Proto.Assignment::id).containsExactly(m1, m2, null, m4);
+        assertThat(p.startSlot()).isEqualTo(5);
+        assertThat(p.gsnAtStart()).isEqualTo(3);
+        // c lacks m1 and m4: shipped; m2 is held by both: not shipped
+        assertThat(p.data()).extracting(Proto.Held::id).containsExactlyInAnyOrder(m1, m4);
+        assertThat(p.newEpoch().number()).isEqualTo(2);
+        assertThat(p.baseEpoch()).isEqualTo(E1);
+        assertThat(m3).isNotNull();
+    }
+
+    @Test
+    void noPrimaryWithoutAMajorityOfTheLastPrimaryView() {
+        Map<String, Proto.FlushState> reports = new LinkedHashMap<>();
+        reports.put("a/1", state(E1, 1, 0, List.of(), List.of(), Map.of()));
+        // two fresh incarnations of b and c: not continuing, and may not bootstrap
+        reports.put("b/2", new Proto.FlushState(5, Epoch.NONE, List.of(), false, Epoch.NONE, Epoch.NONE, 1, 0, List.of(), List.of(), Map.of()));
+        reports.put("c/2", new Proto.FlushState(5, Epoch.NONE, List.of(), false, Epoch.NONE, Epoch.NONE, 1, 0, List.of(), List.of(), Map.of()));
+        assertThat(FlushPlanner.plan(5, List.of("a/1", "b/2", "c/2"), reports)).isNull();
+    }
+
+    @Test
+    void anUncommittedPlanWithTheSameNumberDoesNotMakeAMemberContinuing() {
+        Epoch committed = new Epoch(2, 5, "b/1"), stale = new Epoch(2, 2, "a/1");
+        assertThat(FlushPlanner.continuing(E1, stale, E1, committed)).isFalse();
+        assertThat(FlushPlanner.continuing(E1, committed, E1, committed)).isTrue();
+        assertThat(FlushPlanner.continuing(committed, Epoch.NONE, Epoch.NONE, committed)).isTrue();
+    }
+}
