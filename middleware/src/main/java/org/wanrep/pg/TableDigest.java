@@ -1,0 +1,87 @@
+package org.wanrep.pg;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+
+/**
+ * A digest of every user table of one replica: row count and an md5 over all rows in primary-key
+ * order (all columns' text form; tables without a key are ordered by every column). Comparing the
+ * digests of all replicas is {@code wanrep cluster check}.
+ */
+public final class TableDigest {
+    private TableDigest() {}
+
+    public record Digest(long rows, String md5) {}
+
+    /** Digest per schema-qualified table name. */
+    public static Map<String, Digest> of(Connection c) throws SQLException {
+        Map<String, Digest> out = new LinkedHashMap<>();
+        for (String[] t : userTables(c)) {
+            String q = quote(t[0]) + "." + quote(t[1]);
+            String order = orderBy(c, t[0], t[1]);
+            String sql = "SELECT count(*), coalesce(md5(string_agg(md5(r::text), '' ORDER BY " + order + ")), '') FROM " + q + " r";
+            try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
+                rs.next();
+                out.put(t[0] + "." + t[1], new Digest(rs.getLong(1), rs.getString(2)));
+            }
+        }
+        return out;
+    }
+
+    private static List<String[]> userTables(Connection c) throws SQLException {
+        List<String[]> out = new ArrayList<>();
+        String sql = "SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                + "WHERE c.relkind IN ('r','p') AND n.nspname NOT IN ('pg_catalog','information_schema') "
+                + "AND n.nspname NOT LIKE 'pg_toast%' AND n.nspname NOT LIKE 'pg_temp%' ORDER BY 1, 2";
+        try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
+            while (rs.next()) out.add(new String[]{rs.getString(1), rs.getString(2)});
+        }
+        return out;
+    }
+
+    /** Primary-key columns of the row alias r, else the whole row (r::text). */
+    private static String orderBy(Connection c, String schema, String table) throws SQLException {
+        String sql = "SELECT a.attname FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid JOIN pg_namespace n ON n.oid = c.relnamespace "
+                + "JOIN LATERAL unnest(i.indkey) WITH ORDINALITY k(attnum, ord) ON true "
+                + "JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum "
+                + "WHERE i.indisprimary AND n.nspname = ? AND c.relname = ? ORDER BY k.ord";
+        List<String> cols = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setString(1, schema);
+            ps.setString(2, table);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) cols.add("r." + quote(rs.getString(1)));
+            }
+        }
+        return cols.isEmpty() ? "r::text" : String.join(", ", cols);
+    }
+
+    static String quote(String ident) { return "\"" + ident.replace("\"", "\"\"") + "\""; }
+
+    /** Verdict per table across replicas: "same" or a description of the difference. */
+    public static Map<String, String> compare(List<String> names, List<Map<String, Digest>> digests) {
+        TreeSet<String> tables = new TreeSet<>();
+        for (Map<String, Digest> d : digests) tables.addAll(d.keySet());
+        Map<String, String> verdict = new LinkedHashMap<>();
+        for (String t : tables) {
+            Digest ref = digests.get(0).get(t);
+            StringBuilder diff = new StringBuilder();
+            for (int i = 0; i < digests.size(); i++) {
+                Digest d = digests.get(i).get(t);
+                if (d == null) diff.append(names.get(i)).append(": missing; ");
+                else if (ref == null || !d.equals(ref)) diff.append(names.get(i)).append(": ").append(d.rows()).append(" rows, md5 ").append(d.md5(), 0, Math.min(8, d.md5().length())).append("; ");
+            }
+            verdict.put(t, diff.isEmpty() ? "same" : "DIFFERENT (" + names.get(0) + ": "
+                    + (ref == null ? "missing" : ref.rows() + " rows, md5 " + ref.md5().substring(0, Math.min(8, ref.md5().length()))) + "; " + diff.toString().trim() + ")");
+        }
+        return verdict;
+    }
+}

@@ -1,0 +1,34 @@
+package org.wanrep.pg;
+
+import org.junit.jupiter.api.Test;
+
+import java.sql.Connection;
+import java.sql.Statement;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class TableDigestTest {
+    @Test
+    void sameContentsSameDigestAnyDifferenceIsFound() throws Exception {
+        try (LocalPostgres a = LocalPostgres.startTemporary(); LocalPostgres b = LocalPostgres.startTemporary();
+             Connection ca = a.connect(); Connection cb = b.connect()) {
+            for (Connection c : List.of(ca, cb)) {
+                try (Statement st = c.createStatement()) {
+                    st.execute("CREATE TABLE acct(id int primary key, bal numeric, note text)");
+                    st.execute("CREATE TABLE log(v text)");   // no primary key
+                }
+            }
+            // same rows, inserted in different orders
+            try (Statement st = ca.createStatement()) { st.execute("INSERT INTO acct VALUES (1, 10.5, 'x'), (2, 20, null); INSERT INTO log VALUES ('a'),('b')"); }
+            try (Statement st = cb.createStatement()) { st.execute("INSERT INTO acct VALUES (2, 20, null), (1, 10.5, 'x'); INSERT INTO log VALUES ('b'),('a')"); }
+            Map<String, String> v = TableDigest.compare(List.of("a", "b"), List.of(TableDigest.of(ca), TableDigest.of(cb)));
+            assertThat(v).containsEntry("public.acct", "same").containsEntry("public.log", "same");
+            try (Statement st = cb.createStatement()) { st.execute("UPDATE acct SET bal = 10.50001 WHERE id = 1"); }
+            v = TableDigest.compare(List.of("a", "b"), List.of(TableDigest.of(ca), TableDigest.of(cb)));
+            assertThat(v.get("public.acct")).startsWith("DIFFERENT");
+            assertThat(v).containsEntry("public.log", "same");
+        }
+    }
+}
