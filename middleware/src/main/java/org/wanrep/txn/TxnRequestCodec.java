@@ -1,0 +1,84 @@
+package org.wanrep.txn;
+
+import org.wanrep.lock.TableSet;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/** Binary encoding of {@link TxnRequest} as a group-communication payload. */
+public final class TxnRequestCodec {
+    private TxnRequestCodec() {}
+
+    private static final byte VERSION = 1;
+
+    public static byte[] encode(TxnRequest r) {
+        int size = 64;
+        for (WireMessage m : r.messages()) size += m.payload().length + 5;
+        ByteArrayOutputStream bos = new ByteArrayOutputStream(size);
+        try (DataOutputStream out = new DataOutputStream(bos)) {
+            out.writeByte(VERSION);
+            out.writeUTF(r.id().site());
+            out.writeLong(r.id().seq());
+            out.writeByte(r.kind().ordinal());
+            out.writeBoolean(r.tables().all());
+            writeSet(out, r.tables().reads());
+            writeSet(out, r.tables().writes());
+            out.writeUTF(r.database());
+            out.writeLong(r.timestampMicros());
+            out.writeLong(r.seed());
+            out.writeInt(r.messages().size());
+            for (WireMessage m : r.messages()) {
+                out.writeByte(m.type());
+                out.writeInt(m.payload().length);
+                out.write(m.payload());
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return bos.toByteArray();
+    }
+
+    public static TxnRequest decode(byte[] b) {
+        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(b))) {
+            byte v = in.readByte();
+            if (v != VERSION) throw new IllegalArgumentException("transaction request version " + v + ", this site understands " + VERSION);
+            RequestId id = new RequestId(in.readUTF(), in.readLong());
+            TxnRequest.Kind kind = TxnRequest.Kind.values()[in.readByte()];
+            boolean all = in.readBoolean();
+            Set<String> reads = readSet(in), writes = readSet(in);
+            String db = in.readUTF();
+            long ts = in.readLong(), seed = in.readLong();
+            int n = in.readInt();
+            List<WireMessage> ms = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                byte type = in.readByte();
+                byte[] p = new byte[in.readInt()];
+                in.readFully(p);
+                ms.add(new WireMessage(type, p));
+            }
+            return new TxnRequest(id, kind, new TableSet(reads, writes, all), db, ms, ts, seed);
+        } catch (IOException e) {
+            throw new UncheckedIOException("corrupt transaction request", e);
+        }
+    }
+
+    private static void writeSet(DataOutputStream out, Set<String> s) throws IOException {
+        out.writeInt(s.size());
+        for (String x : s) out.writeUTF(x);
+    }
+
+    private static Set<String> readSet(DataInputStream in) throws IOException {
+        int n = in.readInt();
+        Set<String> s = new HashSet<>();
+        for (int i = 0; i < n; i++) s.add(in.readUTF());
+        return s;
+    }
+}

@@ -1,0 +1,32 @@
+package org.wanrep.txn;
+
+import org.junit.jupiter.api.Test;
+import org.wanrep.lock.TableSet;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Set;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class TxnRequestCodecTest {
+    @Test
+    void roundTrip() {
+        TxnRequest r = new TxnRequest(new RequestId("boston", 42), TxnRequest.Kind.AUTOCOMMIT,
+                TableSet.of(Set.of("public.a"), Set.of("public.b", "public.c")), "bank",
+                List.of(new WireMessage((byte) 'Q', "UPDATE b SET x = 1\0".getBytes(StandardCharsets.UTF_8)), new WireMessage((byte) 'S', new byte[0])),
+                1_790_000_000_000_000L, -7);
+        TxnRequest d = TxnRequestCodec.decode(TxnRequestCodec.encode(r));
+        assertThat(d.id()).isEqualTo(r.id());
+        assertThat(d.kind()).isEqualTo(r.kind());
+        assertThat(d.tables()).isEqualTo(r.tables());
+        assertThat(d.database()).isEqualTo("bank");
+        assertThat(d.timestampMicros()).isEqualTo(r.timestampMicros());
+        assertThat(d.seed()).isEqualTo(-7);
+        assertThat(d.messages()).hasSize(2);
+        assertThat(d.messages().get(0).type()).isEqualTo((byte) 'Q');
+        assertThat(new String(d.messages().get(0).payload(), StandardCharsets.UTF_8)).isEqualTo("UPDATE b SET x = 1\0");
+        TxnRequest all = new TxnRequest(new RequestId("x", 1), TxnRequest.Kind.EXCLUSIVE, TableSet.allTables(), "d", List.of(), 0, 0);
+        assertThat(TxnRequestCodec.decode(TxnRequestCodec.encode(all)).tables().all()).isTrue();
+    }
+}
