@@ -1,0 +1,48 @@
+package org.wanrep.txn;
+
+/**
+ * One update transaction as this site sees it, from delivery to commit. The engine owns the state;
+ * the executor may keep what it needs (backend connection, buffered replies) in {@link #attachment}.
+ */
+public final class Txn {
+    public enum State {
+        /** Delivered, waiting for its locks. */
+        WAITING,
+        /** Executing inside BEGIN, replies buffered. */
+        RUNNING,
+        /** Executed, waiting for its final delivery before COMMIT (opt-safe only). */
+        EXECUTED,
+        /** COMMIT sent. */
+        COMMITTING,
+        /** Revoked while running: roll back when the execution returns. */
+        ROLLING_BACK,
+        COMMITTED,
+        FAILED
+    }
+
+    final TxnRequest request;
+    final boolean origin;
+    State state = State.WAITING;
+    boolean fin;
+    int attempts;
+    public volatile Object attachment;
+    final Phases phases = new Phases();
+
+    Txn(TxnRequest request, boolean origin) {
+        this.request = request;
+        this.origin = origin;
+    }
+
+    public TxnRequest request() { return request; }
+    public boolean isOrigin() { return origin; }
+    public Phases phases() { return phases; }
+    public int attempts() { return attempts; }
+    public synchronized State state() { return state; }
+
+    @Override public String toString() { return request.id() + "[" + state + (fin ? " final" : " tentative") + (origin ? " origin" : "") + "]"; }
+
+    /** Time stamps of the phases of the study's response-time breakdown (System.nanoTime). */
+    public static final class Phases {
+        public volatile long submitted, optDelivered, finalDelivered, granted, executed, committed;
+    }
+}

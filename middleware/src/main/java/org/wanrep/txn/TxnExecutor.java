@@ -1,0 +1,41 @@
+package org.wanrep.txn;
+
+/**
+ * Runs a transaction's work against this site's replica. Every method returns at once (it must not
+ * block: the engine calls it holding its monitor) and reports on any thread when the database answered.
+ */
+public interface TxnExecutor {
+    /** How an execution ended. */
+    enum Outcome {
+        OK,
+        /** The database refused deterministically (constraint, syntax...): every site refuses alike. */
+        ERROR,
+        /**
+         * A transient refusal that depends on timing at this site (serialization failure 40001,
+         * deadlock 40P01, lock not available 55P03, our own cancel 57014): roll back and run again.
+         */
+        RETRY
+    }
+
+    interface Done { void completed(Outcome o); }
+
+    /** SQLSTATEs that mean "run it again", never "the transaction failed". */
+    static boolean transientState(String sqlState) {
+        return sqlState != null && (sqlState.equals("40001") || sqlState.equals("40P01") || sqlState.equals("55P03") || sqlState.equals("57014"));
+    }
+
+    /** BEGIN, then the request's messages, replies buffered. */
+    void execute(Txn t, Done done);
+
+    /** Best effort: interrupt a running execution (it then reports RETRY or ERROR). */
+    void cancel(Txn t);
+
+    /** COMMIT; at the origin, then the buffered replies go to the client. */
+    void commit(Txn t, Done done);
+
+    /** ROLLBACK of the current attempt (the transaction may run again later). */
+    void rollback(Txn t, Done done);
+
+    /** The transaction is over at this site (committed or failed for good): free what it holds. */
+    void finish(Txn t);
+}
