@@ -1,8 +1,6 @@
 package org.wanrep.gcs.jgroups;
 
 import org.jgroups.protocols.DISCARD;
-import org.jgroups.protocols.TCP;
-import org.jgroups.stack.ProtocolStack;
 import org.junit.jupiter.api.Test;
 import org.wanrep.gcs.Delivery;
 import org.wanrep.gcs.MsgId;
@@ -49,15 +47,7 @@ class JGroupsFaultTest {
     private void run(long seed) throws Exception {
         Random r = new Random(seed);
         Map<String, DISCARD> discards = new ConcurrentHashMap<>();
-        try (TestGroup g = new TestGroup(SITES, null).start((site, ch) -> {
-            DISCARD d = new DISCARD();
-            discards.put(site, d);
-            try {
-                ch.getProtocolStack().insertProtocol(d, ProtocolStack.Position.ABOVE, TCP.class);
-            } catch (Exception e) {
-                throw new IllegalStateException(e);
-            }
-        })) {
+        try (TestGroup g = new TestGroup(SITES, null).start(TestGroup.discardAboveTransport(discards))) {
             // loss at one or two members
             for (int i = 0; i < 1 + r.nextInt(2); i++) discards.get(SITES.get(r.nextInt(SITES.size()))).setUpDiscardRate(0.01 + r.nextDouble() * 0.04);
             String victim = r.nextBoolean() ? "a" : SITES.get(1 + r.nextInt(SITES.size() - 1));   // "a" is the sequencer

@@ -2,8 +2,6 @@ package org.wanrep.gcs.jgroups;
 
 import org.jgroups.Address;
 import org.jgroups.protocols.DISCARD;
-import org.jgroups.protocols.TCP;
-import org.jgroups.stack.ProtocolStack;
 import org.junit.jupiter.api.Test;
 import org.wanrep.gcs.Delivery;
 import org.wanrep.gcs.MsgId;
@@ -133,15 +131,7 @@ class JGroupsGcsTest {
     void sequencerCrashWhileOneMemberMissesItsTraffic() throws Exception {
         List<String> sites = List.of("a", "b", "d");
         ConcurrentHashMap<String, DISCARD> discards = new ConcurrentHashMap<>();
-        try (TestGroup g = new TestGroup(sites, null).start((site, ch) -> {
-            DISCARD dc = new DISCARD();
-            discards.put(site, dc);
-            try {
-                ch.getProtocolStack().insertProtocol(dc, ProtocolStack.Position.ABOVE, TCP.class);
-            } catch (Exception e) {
-                throw new IllegalStateException(e);
-            }
-        })) {
+        try (TestGroup g = new TestGroup(sites, null).start(TestGroup.discardAboveTransport(discards))) {
             Address a = g.member("a").channel().getAddress();
             discards.get("d").addIgnoreMember(a);
             for (int i = 0; i < 20; i++) g.member("a").multicast(new byte[]{(byte) i}, Delivery.AGREED);

@@ -87,6 +87,19 @@ final class TestGroup implements AutoCloseable {
 
     JGroupsGcs member(String site) { return members.get(site); }
 
+    /** A stack customizer that puts a DISCARD right above TCP at every member and hands it out by site. */
+    static BiConsumer<String, JChannel> discardAboveTransport(Map<String, org.jgroups.protocols.DISCARD> into) {
+        return (site, ch) -> {
+            org.jgroups.protocols.DISCARD d = new org.jgroups.protocols.DISCARD();
+            into.put(site, d);
+            try {
+                ch.getProtocolStack().insertProtocol(d, org.jgroups.stack.ProtocolStack.Position.ABOVE, org.jgroups.protocols.TCP.class);
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        };
+    }
+
     void crash(String site) { members.get(site).crash(); }
 
     List<String> alive() {
