@@ -10,7 +10,9 @@ import org.wanrep.gcs.GcsView;
 import org.wanrep.gcs.MsgId;
 import org.wanrep.lock.LockManager;
 
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
@@ -207,6 +209,18 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         locks.release(id);
         CompletableFuture<Txn> f = waiting.remove(id);
         if (f != null) f.complete(t);
+    }
+
+    /** This site stops: every client still waiting gets an error now. */
+    public void shutdown(String reason) {
+        List<CompletableFuture<Txn>> fs;
+        synchronized (this) {
+            fs = new ArrayList<>(waiting.values());
+            waiting.clear();
+            submittedHere.clear();
+            byMsg.clear();
+        }
+        for (CompletableFuture<Txn> f : fs) f.completeExceptionally(new IllegalStateException("site " + site + " stopped: " + reason));
     }
 
     /** Diagnostics: transactions here, waiting for locks, lock queues. */
