@@ -105,6 +105,9 @@ public final class LocalPostgres implements AutoCloseable {
                 "shared_buffers = '64MB'",
                 "logging_collector = off",
                 "log_min_messages = warning"));
+        // PostgreSQL 15.20+ only lets listed libraries act as output plugins; wal2json captures write sets
+        if (bin.knowsSetting("output_plugin_libraries"))
+            conf.add("output_plugin_libraries = 'pgoutput, test_decoding, wal2json'");
         // not synchronous_commit=off: logical decoding only reads flushed WAL, so it would delay capture
         if (fastUnsafe) conf.addAll(List.of("fsync = off", "full_page_writes = off"));
         Files.writeString(dataDir.resolve("postgresql.auto.conf"), String.join("\n", conf) + "\n", StandardCharsets.UTF_8);
@@ -122,6 +125,13 @@ public final class LocalPostgres implements AutoCloseable {
         if (!running) return;
         run(asPostgres(List.of(bin.pgCtl().toString(), "-D", dataDir.toString(), "-w", "-t", "60", "-m", "fast", "stop")), "pg_ctl stop");
         running = false;
+    }
+
+    /** Stops a server found running in {@code dataDir} (started by another process). */
+    public void stopIfRunning() throws IOException {
+        if (!Files.exists(dataDir.resolve("postmaster.pid"))) return;
+        running = true;
+        stop();
     }
 
     /** Stops like a crash: immediate shutdown, no checkpoint. */

@@ -1,5 +1,7 @@
 package org.wanrep.pg;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -10,6 +12,25 @@ public record PgBinaries(Path bin) {
     public Path initdb() { return bin.resolve("initdb"); }
     public Path pgCtl() { return bin.resolve("pg_ctl"); }
     public Path postgres() { return bin.resolve("postgres"); }
+
+    /**
+     * Whether this server knows a configuration parameter. Needed because minor releases add some:
+     * 15.20 and later refuse output plugins not listed in {@code output_plugin_libraries}, a setting
+     * that older servers reject at startup.
+     */
+    public boolean knowsSetting(String name) {
+        try {
+            Process p = new ProcessBuilder(postgres().toString(), "--describe-config").redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            p.waitFor();
+            return out.lines().anyMatch(l -> l.startsWith(name + "\t"));
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
 
     public static PgBinaries locate() {
         List<Path> candidates = new ArrayList<>();
