@@ -60,6 +60,8 @@ public final class TotalOrderCore {
     private List<String> members = List.of();          // members of the installed epoch
     private String sequencer;
     private Proto.Proposal accepted;                   // plan accepted in phase 1, not yet committed
+    private boolean joinedPending;                     // accepted a plan as a joiner, not yet installed
+    private Proto.Proposal joinedVia;                  // that plan
 
     // --- ordering state
     private final TreeMap<Long, Assign> slots = new TreeMap<>();
@@ -355,6 +357,23 @@ public final class TotalOrderCore {
             }
             acceptedEpoch = p.newEpoch();
             acceptedBase = p.baseEpoch();
+        } else {
+            // A joiner: it becomes a member of the proposed epoch right away, from its start, so that if
+            // the plan commits elsewhere and the next view comes first, it still counts as continuing
+            // that epoch. Its own old history is dropped now and can never come back as stale data.
+            slots.clear();
+            held.clear();
+            pendingOrder.clear();
+            nextDeliver = p.startSlot();
+            heldThrough = p.startSlot() - 1;
+            gsn = p.gsnAtStart();
+            for (var e : ownPending.entrySet())
+                fx.undeliverable(new MsgId(self, e.getKey()), e.getValue(), "member " + self + " rejoined the primary component without its earlier state");
+            ownPending.clear();
+            acceptedEpoch = p.newEpoch();
+            acceptedBase = Epoch.NONE;   // continuing only if this very plan committed
+            joinedPending = true;
+            joinedVia = p;
         }
         accepted = p;
         if (from.equals(self)) onProposalAck(self, 0);
@@ -373,7 +392,14 @@ public final class TotalOrderCore {
         Proto.Proposal p = accepted;
         if (p == null || p.viewId() != lastViewId || !from.equals(sequencerOf(viewMembers))) return;
         boolean cont = FlushPlanner.continuing(installed, acceptedEpoch, acceptedBase, p.baseEpoch());
-        boolean joined = !cont && p.baseEpoch().number() > 0;
+        if (cont && joinedPending) {
+            // it joined an epoch whose commit it missed and now continues from it: say where its history
+            // starts before delivering anything of it
+            Proto.Proposal j = joinedVia;
+            fx.view(new GcsView(j.viewId(), j.newEpoch().number(), List.copyOf(j.members()), true, true, j.gsnAtStart() + 1, sequencerOf(j.members())));
+            joinedPending = false;
+        }
+        boolean joined = (!cont || joinedPending) && p.baseEpoch().number() > 0;
         if (cont) {
             for (long s = nextDeliver; s < p.startSlot(); s++) {
                 Assign a = slots.get(s);
@@ -396,16 +422,14 @@ public final class TotalOrderCore {
                 }
             }
         } else {
-            // a joiner: whatever it sent in an epoch it did not continue from is lost
-            for (var e : ownPending.entrySet())
-                fx.undeliverable(new MsgId(self, e.getKey()), e.getValue(), "member " + self + " rejoined the primary component without its earlier state");
-            ownPending.clear();
-            gsn = p.gsnAtStart();
+            gsn = p.gsnAtStart();   // a joiner (its old history went when it accepted the plan)
         }
         install(p, joined, now);
     }
 
     private void install(Proto.Proposal p, boolean joined, long now) {
+        joinedPending = false;
+        joinedVia = null;
         installed = p.newEpoch();
         installedEpoch = installed.number();
         acceptedEpoch = Epoch.NONE;
