@@ -1,11 +1,11 @@
 package org.wanrep.exec;
 
+import org.wanrep.wire.WireMessage;
 import org.apache.commons.dbcp2.BasicDataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.wanrep.txn.Txn;
 import org.wanrep.txn.TxnExecutor;
-import org.wanrep.txn.WireMessage;
 
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -58,7 +58,7 @@ public final class JdbcTxnExecutor implements TxnExecutor, AutoCloseable {
                 try (Statement st = w.conn.createStatement()) {
                     w.running = st;
                     st.execute("SELECT setseed(" + seedOf(t) + ")");
-                    for (WireMessage m : t.request().messages()) {
+                    for (WireMessage m : t.work().messages()) {
                         if (m.type() != 'Q') throw new IllegalStateException("the JDBC executor runs simple Query messages only, got '" + (char) m.type() + "'");
                         st.execute(sqlOf(m));
                     }

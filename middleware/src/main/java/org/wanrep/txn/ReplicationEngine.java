@@ -9,6 +9,7 @@ import org.wanrep.gcs.GcsMessage;
 import org.wanrep.gcs.GcsView;
 import org.wanrep.gcs.MsgId;
 import org.wanrep.lock.LockManager;
+import org.wanrep.lock.TableSet;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -26,6 +27,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * returned, so the next conflicting transaction sees the committed state at every site.
  *
  * <p>The origin's client waits on {@link #submit}'s future, completed when the local COMMIT returned.
+ *
+ * <p>Interactive blocks (several round trips between BEGIN and COMMIT) use an exclusive lock: an
+ * {@code EXCLUSIVE} request takes the lock on every table in delivery order at every site; the
+ * origin runs the block on its own backend once granted; the block's {@code STATEMENT_LOG} (or a
+ * {@code RELEASE} if it did not commit) then runs at the other sites under that lock, and the
+ * origin commits when the log is delivered. A block whose origin member leaves the view before its
+ * log was delivered is dropped alike at every survivor (virtual synchrony: they all delivered the
+ * same messages before the new view).
  */
 public final class ReplicationEngine implements GcsListener, LockManager.Listener {
     private static final Logger LOG = LoggerFactory.getLogger(ReplicationEngine.class);
@@ -38,7 +47,11 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     private final Map<RequestId, CompletableFuture<Txn>> waiting = new HashMap<>();
     private final Map<RequestId, TxnRequest> submittedHere = new HashMap<>();
     private final Map<MsgId, RequestId> byMsg = new HashMap<>();
+    private final Map<Object, CompletableFuture<Void>> localLocks = new HashMap<>();
+    private final Map<RequestId, Object> originWork = new HashMap<>();
     private final AtomicLong seq = new AtomicLong();
+    private final AtomicLong localSeq = new AtomicLong();
+    private final AtomicLong commits = new AtomicLong();
     private volatile Gcs gcs;
     private volatile GcsView view;
 
@@ -60,11 +73,21 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
      * after its local COMMIT (its replies are then with the executor's attachment), or exceptionally
      * if it cannot be ordered.
      */
-    public CompletableFuture<Txn> submit(TxnRequest r) {
+    public CompletableFuture<Txn> submit(TxnRequest r) { return submit(r, null); }
+
+    /**
+     * Like {@link #submit(TxnRequest)}; {@code work} becomes the origin transaction's executor
+     * attachment (e.g. the client's own backend and its original messages). For an {@code EXCLUSIVE}
+     * request the future completes when the lock is granted here; for a {@code STATEMENT_LOG} when the
+     * log is delivered and the origin may commit (then call {@link #blockCommitted}); for a
+     * {@code RELEASE} when it is delivered.
+     */
+    public CompletableFuture<Txn> submit(TxnRequest r, Object work) {
         CompletableFuture<Txn> f = new CompletableFuture<>();
         synchronized (this) {
             waiting.put(r.id(), f);
             submittedHere.put(r.id(), r);
+            if (work != null) originWork.put(r.id(), work);
         }
         try {
             MsgId m = gcs.multicast(TxnRequestCodec.encode(r), delivery);
@@ -73,6 +96,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             synchronized (this) {
                 waiting.remove(r.id());
                 submittedHere.remove(r.id());
+                originWork.remove(r.id());
             }
             f.completeExceptionally(e);
         }
@@ -83,8 +107,9 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
 
     @Override public void optimistic(GcsMessage m) {
         TxnRequest r = TxnRequestCodec.decode(m.payload());
+        if (r.kind() != TxnRequest.Kind.AUTOCOMMIT) return;   // blocks act on final delivery only
         synchronized (this) {
-            Txn t = newTxn(r);
+            Txn t = newTxn(r, m.sender());
             t.phases.optDelivered = System.nanoTime();
             locks.enqueueTentative(r.id(), r.tables());
         }
@@ -94,24 +119,76 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         TxnRequest r = TxnRequestCodec.decode(m.payload());
         synchronized (this) {
             byMsg.remove(m.id());
-            Txn t = txns.get(r.id());
-            if (t == null) {
-                t = newTxn(r);
-                t.fin = true;
-                t.phases.finalDelivered = System.nanoTime();
-                locks.enqueueFinal(r.id(), r.tables());
-            } else {
-                t.fin = true;
-                t.phases.finalDelivered = System.nanoTime();
-                locks.makeFinal(r.id());
-                if (t.state == Txn.State.EXECUTED) commit(t);
+            switch (r.kind()) {
+                case AUTOCOMMIT -> orderedAutocommit(r, m.sender());
+                case EXCLUSIVE -> {
+                    Txn t = newTxn(r, m.sender());
+                    t.fin = true;
+                    t.phases.finalDelivered = System.nanoTime();
+                    locks.enqueueFinal(r.id(), TableSet.allTables());
+                }
+                case STATEMENT_LOG, RELEASE -> blockEnds(r);
             }
         }
     }
 
-    private Txn newTxn(TxnRequest r) {
+    private void orderedAutocommit(TxnRequest r, String sender) {
+        Txn t = txns.get(r.id());
+        if (t == null) {
+            t = newTxn(r, sender);
+            t.fin = true;
+            t.phases.finalDelivered = System.nanoTime();
+            locks.enqueueFinal(r.id(), r.tables());
+        } else {
+            t.fin = true;
+            t.phases.finalDelivered = System.nanoTime();
+            locks.makeFinal(r.id());
+            if (t.state == Txn.State.EXECUTED) commit(t);
+        }
+    }
+
+    /** A block's statement log or release arrived: it runs (or ends) once the block's lock is held. */
+    private void blockEnds(TxnRequest log) {
+        Txn t = txns.get(log.id());
+        if (t == null) {   // its EXCLUSIVE was dropped when the origin left: cannot happen before the log
+            LOG.warn("{} for an unknown block {}: ignored", log.kind(), log.id());
+            CompletableFuture<Txn> f = waiting.remove(log.id());
+            if (f != null) f.completeExceptionally(new IllegalStateException("block " + log.id() + " is unknown at " + site));
+            return;
+        }
+        t.work = log;
+        if (t.state == Txn.State.HELD) proceedBlock(t);
+    }
+
+    private void proceedBlock(Txn t) {
+        if (t.work.kind() == TxnRequest.Kind.RELEASE) {
+            t.state = Txn.State.FAILED;
+            finish(t);
+        } else if (t.origin) {
+            // the origin ran the block already: its client's COMMIT may go now; blockCommitted() ends it
+            t.state = Txn.State.COMMITTING;
+            CompletableFuture<Txn> f = waiting.remove(t.request.id());
+            if (f != null) f.complete(t);
+        } else {
+            run(t);
+        }
+    }
+
+    /** The origin committed (or failed to commit) its block after the log was delivered: release the lock. */
+    public synchronized void blockCommitted(RequestId id, boolean committed) {
+        Txn t = txns.get(id);
+        if (t == null) return;
+        t.phases.committed = System.nanoTime();
+        t.state = committed ? Txn.State.COMMITTED : Txn.State.FAILED;
+        if (committed) commits.incrementAndGet();
+        finish(t);
+    }
+
+    private Txn newTxn(TxnRequest r, String sender) {
         boolean origin = r.id().site().equals(site) && waiting.containsKey(r.id());
         Txn t = new Txn(r, origin);
+        t.originMember = sender;
+        if (origin) t.attachment = originWork.remove(r.id());
         TxnRequest mine = submittedHere.get(r.id());
         if (mine != null) t.phases.submitted = System.nanoTime();
         txns.put(r.id(), t);
@@ -120,7 +197,21 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
 
     @Override public void viewChanged(GcsView v) {
         view = v;
-        if (!v.primary()) LOG.warn("site {} left the primary component ({}): update transactions fail until it is back", site, v);
+        if (!v.primary()) {
+            LOG.warn("site {} left the primary component ({}): update transactions fail until it is back", site, v);
+            return;
+        }
+        synchronized (this) {
+            // a block whose origin left before its log arrived never commits anywhere: drop its lock
+            for (Txn t : new ArrayList<>(txns.values())) {
+                if (t.request.kind() == TxnRequest.Kind.EXCLUSIVE && t.work == t.request && !t.origin
+                        && t.originMember != null && !v.members().contains(t.originMember)) {
+                    LOG.info("{}: origin {} left before the block's log arrived: lock released", t, t.originMember);
+                    t.state = Txn.State.FAILED;
+                    finish(t);
+                }
+            }
+        }
     }
 
     @Override public void undeliverable(MsgId id, Delivery d, String reason) {
@@ -136,8 +227,23 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     // ------------------------------------------------------------------ locks and execution
 
     @Override public void granted(Object id) {   // called with the engine's monitor held
+        CompletableFuture<Void> local = localLocks.get(id);
+        if (local != null) {
+            local.complete(null);
+            return;
+        }
         Txn t = txns.get((RequestId) id);
         t.phases.granted = System.nanoTime();
+        if (t.request.kind() == TxnRequest.Kind.EXCLUSIVE) {
+            if (t.state != Txn.State.WAITING) return;
+            t.state = Txn.State.HELD;
+            if (t.work != t.request) proceedBlock(t);           // its log is here already
+            else if (t.origin) {                                 // the origin's block may write now
+                CompletableFuture<Txn> f = waiting.remove(t.request.id());
+                if (f != null) f.complete(t);
+            }
+            return;
+        }
         if (t.state == Txn.State.WAITING) run(t);
         else if (t.state == Txn.State.ROLLING_BACK) { /* runs again once the rollback returned */ }
     }
@@ -188,6 +294,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             return;
         }
         t.state = o == TxnExecutor.Outcome.OK ? Txn.State.COMMITTED : Txn.State.FAILED;
+        if (o == TxnExecutor.Outcome.OK) commits.incrementAndGet();
         finish(t);
     }
 
@@ -205,10 +312,43 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         RequestId id = t.request.id();
         txns.remove(id);
         submittedHere.remove(id);
-        executor.finish(t);
+        if (!t.origin || t.request.kind() == TxnRequest.Kind.AUTOCOMMIT) executor.finish(t);
         locks.release(id);
         CompletableFuture<Txn> f = waiting.remove(id);
         if (f != null) f.complete(t);
+    }
+
+    /**
+     * Update transactions committed at this site so far (replicated ones and blocks). An interactive
+     * block compares it at its exclusive grant with its value at BEGIN: if it moved, the block's
+     * snapshot may be stale and the block is aborted (SQLSTATE 40001) instead of writing on it.
+     */
+    public long localCommits() { return commits.get(); }
+
+    /**
+     * Middleware read locks for a local read-only transaction ({@code queries: locked}): queued here
+     * only, behind the update transactions already delivered. Returns a handle for {@link #unlockLocal}.
+     */
+    public Object lockLocal(TableSet tables, java.time.Duration timeout) throws InterruptedException, java.util.concurrent.TimeoutException {
+        Object id = "local-" + localSeq.incrementAndGet();
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        synchronized (this) {
+            localLocks.put(id, f);
+            locks.enqueueFinal(id, tables);
+        }
+        try {
+            f.get(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            return id;
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw new IllegalStateException(e.getCause());
+        } catch (InterruptedException | java.util.concurrent.TimeoutException e) {
+            unlockLocal(id);
+            throw e;
+        }
+    }
+
+    public synchronized void unlockLocal(Object id) {
+        if (localLocks.remove(id) != null) locks.release(id);
     }
 
     /** This site stops: every client still waiting gets an error now. */
@@ -218,6 +358,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             fs = new ArrayList<>(waiting.values());
             waiting.clear();
             submittedHere.clear();
+            originWork.clear();
             byMsg.clear();
         }
         for (CompletableFuture<Txn> f : fs) f.completeExceptionally(new IllegalStateException("site " + site + " stopped: " + reason));

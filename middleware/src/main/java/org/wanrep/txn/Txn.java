@@ -10,6 +10,8 @@ public final class Txn {
         WAITING,
         /** Executing inside BEGIN, replies buffered. */
         RUNNING,
+        /** An interactive block's exclusive lock is held; its origin runs the block. */
+        HELD,
         /** Executed, waiting for its final delivery before COMMIT (opt-safe only). */
         EXECUTED,
         /** COMMIT sent. */
@@ -22,6 +24,10 @@ public final class Txn {
 
     final TxnRequest request;
     final boolean origin;
+    /** What runs here: the request itself, or, for an interactive block, its statement log once delivered. */
+    volatile TxnRequest work;
+    /** The group member that multicast it (a block's lock is dropped if that member leaves). */
+    String originMember;
     State state = State.WAITING;
     boolean fin;
     int attempts;
@@ -31,9 +37,11 @@ public final class Txn {
     Txn(TxnRequest request, boolean origin) {
         this.request = request;
         this.origin = origin;
+        this.work = request;
     }
 
     public TxnRequest request() { return request; }
+    public TxnRequest work() { return work; }
     public boolean isOrigin() { return origin; }
     public Phases phases() { return phases; }
     public int attempts() { return attempts; }

@@ -1,5 +1,6 @@
 package org.wanrep.txn;
 
+import org.wanrep.wire.WireMessage;
 import org.wanrep.lock.TableSet;
 
 import java.io.ByteArrayInputStream;
@@ -17,7 +18,7 @@ import java.util.Set;
 public final class TxnRequestCodec {
     private TxnRequestCodec() {}
 
-    private static final byte VERSION = 1;
+    private static final byte VERSION = 2;
 
     public static byte[] encode(TxnRequest r) {
         int size = 64;
@@ -34,6 +35,11 @@ public final class TxnRequestCodec {
             out.writeUTF(r.database());
             out.writeLong(r.timestampMicros());
             out.writeLong(r.seed());
+            out.writeInt(r.settings().size());
+            for (var e : new java.util.TreeMap<>(r.settings()).entrySet()) {
+                out.writeUTF(e.getKey());
+                out.writeUTF(e.getValue());
+            }
             out.writeInt(r.messages().size());
             for (WireMessage m : r.messages()) {
                 out.writeByte(m.type());
@@ -56,6 +62,9 @@ public final class TxnRequestCodec {
             Set<String> reads = readSet(in), writes = readSet(in);
             String db = in.readUTF();
             long ts = in.readLong(), seed = in.readLong();
+            int ns = in.readInt();
+            java.util.Map<String, String> settings = new java.util.LinkedHashMap<>();
+            for (int i = 0; i < ns; i++) settings.put(in.readUTF(), in.readUTF());
             int n = in.readInt();
             List<WireMessage> ms = new ArrayList<>(n);
             for (int i = 0; i < n; i++) {
@@ -64,7 +73,7 @@ public final class TxnRequestCodec {
                 in.readFully(p);
                 ms.add(new WireMessage(type, p));
             }
-            return new TxnRequest(id, kind, new TableSet(reads, writes, all), db, ms, ts, seed);
+            return new TxnRequest(id, kind, new TableSet(reads, writes, all), db, ms, ts, seed, settings);
         } catch (IOException e) {
             throw new UncheckedIOException("corrupt transaction request", e);
         }

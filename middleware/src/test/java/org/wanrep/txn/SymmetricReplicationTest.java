@@ -1,5 +1,6 @@
 package org.wanrep.txn;
 
+import org.wanrep.wire.WireMessage;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;

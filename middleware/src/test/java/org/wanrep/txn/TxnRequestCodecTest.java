@@ -1,5 +1,6 @@
 package org.wanrep.txn;
 
+import org.wanrep.wire.WireMessage;
 import org.junit.jupiter.api.Test;
 import org.wanrep.lock.TableSet;
 
@@ -15,7 +16,7 @@ class TxnRequestCodecTest {
         TxnRequest r = new TxnRequest(new RequestId("boston", 42), TxnRequest.Kind.AUTOCOMMIT,
                 TableSet.of(Set.of("public.a"), Set.of("public.b", "public.c")), "bank",
                 List.of(new WireMessage((byte) 'Q', "UPDATE b SET x = 1\0".getBytes(StandardCharsets.UTF_8)), new WireMessage((byte) 'S', new byte[0])),
-                1_790_000_000_000_000L, -7);
+                1_790_000_000_000_000L, -7, java.util.Map.of("TimeZone", "Europe/Zurich", "search_path", "app, public"));
         TxnRequest d = TxnRequestCodec.decode(TxnRequestCodec.encode(r));
         assertThat(d.id()).isEqualTo(r.id());
         assertThat(d.kind()).isEqualTo(r.kind());
@@ -23,6 +24,7 @@ class TxnRequestCodecTest {
         assertThat(d.database()).isEqualTo("bank");
         assertThat(d.timestampMicros()).isEqualTo(r.timestampMicros());
         assertThat(d.seed()).isEqualTo(-7);
+        assertThat(d.settings()).isEqualTo(r.settings());
         assertThat(d.messages()).hasSize(2);
         assertThat(d.messages().get(0).type()).isEqualTo((byte) 'Q');
         assertThat(new String(d.messages().get(0).payload(), StandardCharsets.UTF_8)).isEqualTo("UPDATE b SET x = 1\0");

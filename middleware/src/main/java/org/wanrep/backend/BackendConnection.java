@@ -1,0 +1,258 @@
+package org.wanrep.backend;
+
+import com.ongres.scram.client.ScramClient;
+import com.ongres.scram.common.exception.ScramException;
+import org.wanrep.wire.Messages;
+import org.wanrep.wire.PayloadReader;
+import org.wanrep.wire.PayloadWriter;
+import org.wanrep.wire.PgError;
+import org.wanrep.wire.ResponseTracker;
+import org.wanrep.wire.WireMessage;
+import org.wanrep.wire.WireStream;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * One protocol-v3 connection from the proxy to its PostgreSQL replica, speaking the wire protocol
+ * directly (not JDBC) so that client messages can be forwarded and replayed byte for byte.
+ * Authenticates with trust, password, md5 or SCRAM-SHA-256.
+ */
+public final class BackendConnection implements AutoCloseable {
+    private final WireStream io;
+    private final BackendTarget target;
+    private final String database;
+    private final Map<String, String> parameters = new LinkedHashMap<>();
+    private final ResponseTracker tracker = new ResponseTracker();
+    private int pid, secretKey;
+    private volatile boolean broken;
+
+    private BackendConnection(WireStream io, BackendTarget target, String database) {
+        this.io = io;
+        this.target = target;
+        this.database = database;
+    }
+
+    /**
+     * Connects and authenticates. {@code startupParams} are sent in the StartupMessage besides user and
+     * database (e.g. the client's application_name, DateStyle, TimeZone).
+     */
+    public static BackendConnection open(BackendTarget t, String database, Map<String, String> startupParams) throws IOException {
+        Socket s = new Socket();
+        try {
+            s.connect(new InetSocketAddress(t.host(), t.port()), 10_000);
+        } catch (IOException e) {
+            s.close();
+            throw new BackendException("cannot reach PostgreSQL at " + t.host() + ":" + t.port() + ": " + e.getMessage(), e);
+        }
+        BackendConnection c = new BackendConnection(new WireStream(s), t, database);
+        try {
+            c.startup(startupParams);
+        } catch (IOException | RuntimeException e) {
+            c.close();
+            throw e;
+        }
+        return c;
+    }
+
+    private void startup(Map<String, String> extra) throws IOException {
+        PayloadWriter w = new PayloadWriter().int32(196608).cstring("user").cstring(target.user()).cstring("database").cstring(database);
+        for (Map.Entry<String, String> e : extra.entrySet()) {
+            if (e.getKey().equals("user") || e.getKey().equals("database")) continue;
+            w.cstring(e.getKey()).cstring(e.getValue());
+        }
+        w.int8(0);
+        io.writeStartupPacket(w.bytes());
+        io.flush();
+        ScramClient scram = null;
+        while (true) {
+            WireMessage m = io.read();
+            switch (m.kind()) {
+                case 'R' -> {
+                    PayloadReader r = new PayloadReader(m.payload());
+                    int code = r.int32();
+                    switch (code) {
+                        case 0 -> { }
+                        case 3 -> sendPassword(requirePassword());
+                        case 5 -> sendPassword(md5(requirePassword(), target.user(), r.bytes(4)));
+                        case 10 -> {
+                            List<String> mechs = new ArrayList<>();
+                            for (String mech = r.cstring(); !mech.isEmpty(); mech = r.cstring()) mechs.add(mech);
+                            scram = ScramClient.builder().advertisedMechanisms(mechs).username("*")
+                                    .password(requirePassword().toCharArray()).build();
+                            byte[] first = scram.clientFirstMessage().toString().getBytes(StandardCharsets.UTF_8);
+                            io.write(new PayloadWriter().cstring(scram.getScramMechanism().getName()).int32(first.length).bytes(first).message('p'));
+                            io.flush();
+                        }
+                        case 11 -> {
+                            try {
+                                scram.serverFirstMessage(new String(r.rest(), StandardCharsets.UTF_8));
+                            } catch (ScramException e) {
+                                throw new BackendException("SCRAM exchange with PostgreSQL failed: " + e.getMessage(), e);
+                            }
+                            io.write(WireMessage.of('p', scram.clientFinalMessage().toString().getBytes(StandardCharsets.UTF_8)));
+                            io.flush();
+                        }
+                        case 12 -> {
+                            try {
+                                scram.serverFinalMessage(new String(r.rest(), StandardCharsets.UTF_8));
+                            } catch (ScramException e) {
+                                throw new BackendException("PostgreSQL's SCRAM signature is invalid: " + e.getMessage(), e);
+                            }
+                        }
+                        default -> throw new BackendException(PgError.fatal("28000", "wanrep cannot use PostgreSQL authentication method " + code));
+                    }
+                }
+                case 'S' -> {
+                    PayloadReader r = new PayloadReader(m.payload());
+                    parameters.put(r.cstring(), r.cstring());
+                }
+                case 'K' -> {
+                    PayloadReader r = new PayloadReader(m.payload());
+                    pid = r.int32();
+                    secretKey = r.int32();
+                }
+                case 'E' -> throw new BackendException(PgError.parse(m));
+                case 'Z' -> { return; }
+                default -> { }   // notices
+            }
+        }
+    }
+
+    private String requirePassword() throws BackendException {
+        if (target.password() == null || target.password().isEmpty())
+            throw new BackendException(PgError.fatal("28P01", "PostgreSQL asks wanrep for a password, but none is configured (backend.password)"));
+        return target.password();
+    }
+
+    private void sendPassword(String p) throws IOException {
+        io.write(new PayloadWriter().cstring(p).message('p'));
+        io.flush();
+    }
+
+    static String md5(String password, String user, byte[] salt) {
+        try {
+            MessageDigest md = MessageDigest.getInstance("MD5");
+            String inner = HexFormat.of().formatHex(md.digest((password + user).getBytes(StandardCharsets.UTF_8)));
+            md.reset();
+            md.update(inner.getBytes(StandardCharsets.US_ASCII));
+            md.update(salt);
+            return "md5" + HexFormat.of().formatHex(md.digest());
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    public Map<String, String> parameters() { return parameters; }
+    public int pid() { return pid; }
+    public int secretKey() { return secretKey; }
+    public BackendTarget target() { return target; }
+    public String database() { return database; }
+    public ResponseTracker tracker() { return tracker; }
+    public boolean isBroken() { return broken; }
+
+    /** Queues a message (call {@link #flush}); tracks what answers it needs. */
+    public void send(WireMessage m) throws IOException {
+        try {
+            tracker.sent(m);
+            io.write(m);
+        } catch (IOException e) {
+            broken = true;
+            throw e;
+        }
+    }
+
+    public void flush() throws IOException {
+        try {
+            io.flush();
+        } catch (IOException e) {
+            broken = true;
+            throw e;
+        }
+    }
+
+    /** Reads the next backend message (blocking). */
+    public WireMessage read() throws IOException {
+        try {
+            WireMessage m = io.read();
+            tracker.received(m);
+            if (m.kind() == 'S') {
+                PayloadReader r = new PayloadReader(m.payload());
+                parameters.put(r.cstring(), r.cstring());
+            }
+            return m;
+        } catch (IOException | RuntimeException e) {
+            broken = true;
+            throw e;
+        }
+    }
+
+    /**
+     * Runs one simple query of the proxy's own (BEGIN, COMMIT, setseed...) and returns its error, or
+     * null. Its replies never reach a client.
+     */
+    public PgError run(String sql) throws IOException {
+        send(WireMessage.query(sql));
+        flush();
+        PgError err = null;
+        while (true) {
+            WireMessage m = read();
+            if (m.kind() == 'E' && err == null) err = PgError.parse(m);
+            if (m.kind() == 'Z') return err;
+        }
+    }
+
+    /** Like {@link #run} but also returns the CommandComplete tags. */
+    public List<String> runForTags(String sql) throws IOException {
+        send(WireMessage.query(sql));
+        flush();
+        List<String> tags = new ArrayList<>();
+        PgError err = null;
+        while (true) {
+            WireMessage m = read();
+            if (m.kind() == 'C') tags.add(Messages.commandTag(m));
+            if (m.kind() == 'E' && err == null) err = PgError.parse(m);
+            if (m.kind() == 'Z') {
+                if (err != null) throw new BackendException(err);
+                return tags;
+            }
+        }
+    }
+
+    /** Sends a CancelRequest for this backend on a new connection (what a client's cancel maps to). */
+    public void cancel() {
+        try (Socket s = new Socket()) {
+            s.connect(new InetSocketAddress(target.host(), target.port()), 5_000);
+            WireStream w = new WireStream(s);
+            w.writeStartupPacket(new PayloadWriter().int32(80877102).int32(pid).int32(secretKey).bytes());
+            w.flush();
+            s.getInputStream().read();   // the server closes the connection when done
+        } catch (IOException ignored) {
+            // best effort, as in PostgreSQL
+        }
+    }
+
+    /** The status of the last ReadyForQuery: I, T or E. */
+    public char status() { return tracker.lastStatus(); }
+
+    @Override public void close() {
+        try {
+            if (!broken) {
+                io.write(Messages.TERMINATE);
+                io.flush();
+            }
+        } catch (IOException ignored) {
+            // closing anyway
+        }
+        io.close();
+    }
+}

@@ -1,0 +1,70 @@
+package org.wanrep.backend;
+
+import org.apache.commons.pool2.BaseKeyedPooledObjectFactory;
+import org.apache.commons.pool2.PooledObject;
+import org.apache.commons.pool2.impl.DefaultPooledObject;
+import org.apache.commons.pool2.impl.GenericKeyedObjectPool;
+import org.apache.commons.pool2.impl.GenericKeyedObjectPoolConfig;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.Map;
+
+/**
+ * Wire-protocol connections to this site's replica for transactions that other sites originated,
+ * pooled per database with Commons Pool (the pool under DBCP2: DBCP2 itself pools JDBC connections,
+ * and these are raw protocol connections). A borrower waits when all are in use.
+ */
+public final class BackendPool implements AutoCloseable {
+    private final GenericKeyedObjectPool<String, BackendConnection> pool;
+    private final Duration maxWait;
+
+    public BackendPool(BackendTarget target, int size, Duration maxWait) {
+        this.maxWait = maxWait;
+        GenericKeyedObjectPoolConfig<BackendConnection> cfg = new GenericKeyedObjectPoolConfig<>();
+        cfg.setMaxTotal(size);
+        cfg.setMaxTotalPerKey(size);
+        cfg.setMaxIdlePerKey(size);
+        cfg.setBlockWhenExhausted(true);
+        cfg.setMaxWait(maxWait);
+        cfg.setTestOnReturn(false);
+        cfg.setJmxEnabled(false);
+        this.pool = new GenericKeyedObjectPool<>(new BaseKeyedPooledObjectFactory<>() {
+            @Override public BackendConnection create(String database) throws IOException {
+                return BackendConnection.open(target, database, Map.of("application_name", "wanrep-replica"));
+            }
+
+            @Override public PooledObject<BackendConnection> wrap(BackendConnection c) { return new DefaultPooledObject<>(c); }
+
+            @Override public void destroyObject(String db, PooledObject<BackendConnection> p) { p.getObject().close(); }
+
+            @Override public boolean validateObject(String db, PooledObject<BackendConnection> p) {
+                return !p.getObject().isBroken() && p.getObject().status() == 'I';
+            }
+        }, cfg);
+    }
+
+    public BackendConnection borrow(String database) throws IOException {
+        try {
+            return pool.borrowObject(database);
+        } catch (IOException e) {
+            throw e;
+        } catch (java.util.NoSuchElementException e) {
+            throw new BackendException("no backend connection free within " + maxWait.toMillis() + " ms (pool.size)", e);
+        } catch (Exception e) {
+            throw new BackendException("cannot open a backend connection: " + e.getMessage(), e);
+        }
+    }
+
+    /** Returns a connection; a broken one, or one left inside a transaction, is closed instead. */
+    public void release(BackendConnection c) {
+        try {
+            if (c.isBroken() || c.status() != 'I') pool.invalidateObject(c.database(), c);
+            else pool.returnObject(c.database(), c);
+        } catch (Exception e) {
+            c.close();
+        }
+    }
+
+    @Override public void close() { pool.close(); }
+}

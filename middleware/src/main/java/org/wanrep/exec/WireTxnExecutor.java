@@ -1,0 +1,213 @@
+package org.wanrep.exec;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.wanrep.backend.BackendConnection;
+import org.wanrep.backend.BackendPool;
+import org.wanrep.txn.Txn;
+import org.wanrep.txn.TxnExecutor;
+import org.wanrep.txn.TxnRequest;
+import org.wanrep.wire.PgError;
+import org.wanrep.wire.WireMessage;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+/**
+ * Runs replicated transactions by replaying their frontend messages over the wire protocol, inside
+ * a BEGIN of our own: at the origin on the client's own backend (its replies buffered for the client,
+ * see {@link OriginWork}), elsewhere on a pooled backend. Blocking I/O runs on virtual threads.
+ */
+public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(WireTxnExecutor.class);
+
+    private final BackendPool pool;
+    private final ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
+
+    public WireTxnExecutor(BackendPool pool) { this.pool = pool; }
+
+    /** Per-transaction state at this site. */
+    static class Work {
+        BackendConnection conn;
+        boolean pooled = true;
+        List<WireMessage> messages;   // null: the request's own messages
+        final List<WireMessage> replies = new ArrayList<>();
+        boolean keepReplies;
+        PgError error, commitError;
+        volatile boolean running;
+    }
+
+    /**
+     * The origin's execution of a request: on the client's own backend, with the messages as the
+     * client sent them (its named statements exist there), replies kept for the client.
+     */
+    public static final class OriginWork extends Work {
+        public OriginWork(BackendConnection clientBackend, List<WireMessage> clientMessages) {
+            conn = clientBackend;
+            pooled = false;
+            messages = List.copyOf(clientMessages);
+            keepReplies = true;
+        }
+
+        /** The replies to the client's messages from the last attempt (without ours: BEGIN, COMMIT...). */
+        public List<WireMessage> replies() { return replies; }
+
+        /** The error COMMIT returned, if any (a deferred constraint, say). */
+        public PgError commitError() { return commitError; }
+
+        /** True if the client's backend broke and the transaction ran on a pooled one instead. */
+        public boolean movedToPool() { return pooled; }
+    }
+
+    private static Work work(Txn t) {
+        if (t.attachment == null) t.attachment = new Work();
+        return (Work) t.attachment;
+    }
+
+    @Override public void execute(Txn t, Done done) {
+        Work w = work(t);
+        threads.execute(() -> done.completed(runOnce(t, w)));
+    }
+
+    private Outcome runOnce(Txn t, Work w) {
+        TxnRequest r = t.work();
+        try {
+            if (w.conn == null) w.conn = pool.borrow(r.database());
+            w.replies.clear();
+            w.error = null;
+            w.running = true;
+            PgError e = w.conn.run(beginSql(r));
+            if (e != null) {
+                LOG.warn("{}: BEGIN refused: {}", t, e);
+                w.error = e;
+                return TxnExecutor.transientState(e.sqlState()) ? Outcome.RETRY : Outcome.ERROR;
+            }
+            List<WireMessage> ms = w.messages != null ? w.messages : r.messages();
+            for (WireMessage m : ms) w.conn.send(m);
+            w.conn.flush();
+            while (!w.conn.tracker().idle()) {
+                if (w.conn.tracker().awaitingCopyData()) {   // a COPY whose data is not in the request
+                    w.conn.send(org.wanrep.wire.Messages.copyFail("wanrep: no COPY data in the replicated request"));
+                    w.conn.flush();
+                }
+                WireMessage m = w.conn.read();
+                if (m.kind() == 'E' && w.error == null) w.error = PgError.parse(m);
+                if (w.keepReplies) w.replies.add(m);
+            }
+            if (w.error == null) return Outcome.OK;
+            return TxnExecutor.transientState(w.error.sqlState()) ? Outcome.RETRY : Outcome.ERROR;
+        } catch (IOException | RuntimeException e) {
+            brokenConnection(t, w, e);
+            return Outcome.RETRY;
+        } finally {
+            w.running = false;
+        }
+    }
+
+    /**
+     * Our replica connection failed under a delivered transaction. It must still commit here, so it
+     * runs again on a fresh pooled connection (the self-contained messages; the origin's client is
+     * gone with its backend). If PostgreSQL itself is down, this site cannot go on until it is back.
+     */
+    private void brokenConnection(Txn t, Work w, Exception e) {
+        LOG.warn("{}: backend connection failed ({}); running it again on a new connection", t, e.toString());
+        if (w.conn != null) {
+            if (w.pooled) pool.release(w.conn);
+            else w.conn.close();
+        }
+        w.conn = null;
+        w.pooled = true;
+        w.messages = null;
+        w.keepReplies = false;
+        try {
+            Thread.sleep(50);
+        } catch (InterruptedException ie) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Our BEGIN: read committed (locks already serialize), the origin's settings, random() seeded. */
+    static String beginSql(TxnRequest r) {
+        StringBuilder b = new StringBuilder("BEGIN ISOLATION LEVEL READ COMMITTED");
+        for (Map.Entry<String, String> s : new java.util.TreeMap<>(r.settings()).entrySet())
+            b.append("; SELECT pg_catalog.set_config(").append(literal(s.getKey())).append(", ").append(literal(s.getValue())).append(", true)");
+        if (r.seed() != 0) b.append("; SELECT pg_catalog.setseed(").append(seedValue(r.seed())).append(")");
+        return b.toString();
+    }
+
+    /** A seed in [-1, 1] derived from the origin's random 64-bit value. */
+    static String seedValue(long seed) { return Double.toString((seed % 1_000_000_000L) / 1_000_000_000.0); }
+
+    static String literal(String s) { return "'" + s.replace("'", "''") + "'"; }
+
+    @Override public void cancel(Txn t) {
+        Work w = work(t);
+        BackendConnection c = w.conn;
+        if (c != null && w.running) threads.execute(c::cancel);
+    }
+
+    @Override public void commit(Txn t, Done done) {
+        Work w = work(t);
+        threads.execute(() -> {
+            try {
+                PgError e = w.conn.run("COMMIT");
+                w.commitError = e;
+                if (e == null) done.completed(Outcome.OK);
+                else done.completed(TxnExecutor.transientState(e.sqlState()) ? Outcome.RETRY : Outcome.ERROR);
+            } catch (IOException | RuntimeException e) {
+                // we cannot know whether COMMIT took effect: this replica may now differ; say so loudly
+                LOG.error("{}: connection lost during COMMIT: {} (check this replica with cluster check)", t, e.toString());
+                w.commitError = PgError.error("08006", "wanrep: connection to the replica lost during COMMIT");
+                done.completed(Outcome.ERROR);
+            }
+        });
+    }
+
+    @Override public void rollback(Txn t, Done done) {
+        Work w = work(t);
+        threads.execute(() -> {
+            try {
+                if (w.conn != null) w.conn.run("ROLLBACK");
+            } catch (IOException | RuntimeException e) {
+                brokenConnection(t, w, e);
+            }
+            done.completed(Outcome.OK);
+        });
+    }
+
+    @Override public void finish(Txn t) {
+        Work w = work(t);
+        BackendConnection c = w.conn;
+        if (c == null || !w.pooled) return;
+        w.conn = null;
+        boolean resetSession = leavesSessionState(t.work().messages());
+        threads.execute(() -> {
+            try {
+                if (resetSession && !c.isBroken()) c.run("DISCARD ALL");
+            } catch (IOException e) {
+                LOG.debug("DISCARD ALL: {}", e.toString());
+            }
+            pool.release(c);
+        });
+    }
+
+    /** Named statements or session commands would leak into the next transaction on a pooled connection. */
+    static boolean leavesSessionState(List<WireMessage> ms) {
+        for (WireMessage m : ms) {
+            if (m.kind() == 'P' && m.payload().length > 0 && m.payload()[0] != 0) return true;
+            if (m.kind() == 'Q') {
+                String q = m.queryText().toLowerCase(java.util.Locale.ROOT);
+                if (q.contains("set ") || q.contains("prepare") || q.contains("temp") || q.contains("listen") || q.contains("reset")) return true;
+            }
+        }
+        return false;
+    }
+
+    @Override public void close() {
+        threads.shutdown();
+    }
+}

@@ -1,0 +1,721 @@
+package org.wanrep.frontend;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.wanrep.auth.ScramServerExchange;
+import org.wanrep.auth.UserDirectory;
+import org.wanrep.backend.BackendConnection;
+import org.wanrep.backend.BackendException;
+import org.wanrep.exec.WireTxnExecutor;
+import org.wanrep.gcs.NotPrimaryException;
+import org.wanrep.lock.TableSet;
+import org.wanrep.txn.RequestId;
+import org.wanrep.txn.TxnRequest;
+import org.wanrep.wire.Messages;
+import org.wanrep.wire.PayloadReader;
+import org.wanrep.wire.PgError;
+import org.wanrep.wire.ProtocolException;
+import org.wanrep.wire.WireMessage;
+import org.wanrep.wire.WireStream;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+
+/**
+ * One client connection: the PostgreSQL server side of the protocol in front of a dedicated
+ * backend connection to this site's replica. Requests (a simple Query, or extended messages up to
+ * Sync or Flush) are routed by their {@link UnitAnalysis}: local ones are relayed; autocommit updates
+ * are ordered by the group and executed at every site (here on this backend, replies buffered until
+ * the local COMMIT); interactive blocks run here and take the cluster-wide exclusive lock at their
+ * first write, then ship their statement log at COMMIT (see {@link org.wanrep.txn.ReplicationEngine}).
+ */
+public final class ClientSession implements Runnable {
+    private static final Logger LOG = LoggerFactory.getLogger(ClientSession.class);
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    private final SiteContext ctx;
+    private final WireStream client;
+    private BackendConnection backend;
+    private CancelRegistry.Key key;
+    private String database;
+    /** Named prepared statements of this session: name -> the Parse message as sent to the backend. */
+    private final Map<String, WireMessage> statements = new HashMap<>();
+    private final Map<String, String> settings = new LinkedHashMap<>();
+    private Block block;
+    private boolean discardUntilSync;
+    private WireMessage pushedBack;
+    private volatile boolean relaying;
+
+    /** An interactive transaction block in progress. */
+    private static final class Block {
+        final long commitsAtBegin;
+        final long timestampMicros = nowMicros();
+        final List<WireMessage> log = new ArrayList<>();
+        final Set<String> definedInLog = new HashSet<>();
+        RequestId exclusive;
+
+        Block(long commitsAtBegin) { this.commitsAtBegin = commitsAtBegin; }
+    }
+
+    /** What a relayed request sent (COPY data included) and the first error it got. */
+    private static final class Relay {
+        final List<WireMessage> sent = new ArrayList<>();
+        PgError error;
+        String lastTag;
+    }
+
+    public ClientSession(SiteContext ctx, WireStream client) {
+        this.ctx = ctx;
+        this.client = client;
+    }
+
+    @Override public void run() {
+        try {
+            if (!startup()) return;
+            while (true) {
+                List<WireMessage> unit = readUnit();
+                if (unit == null) return;
+                if (!unit.isEmpty()) handle(unit);
+                client.flush();
+            }
+        } catch (EOFException e) {
+            LOG.debug("client closed the connection");
+        } catch (BackendException e) {
+            LOG.warn("session ends: {}", e.getMessage());
+            sendFatal(e.error());
+        } catch (IOException | ProtocolException e) {
+            LOG.debug("session ends: {}", e.toString());
+            if (e instanceof ProtocolException) sendFatal(PgError.fatal("08P01", e.getMessage()));
+        } catch (RuntimeException e) {
+            LOG.error("session failed", e);
+            sendFatal(PgError.fatal("XX000", "wanrep internal error: " + e));
+        } finally {
+            cleanup();
+        }
+    }
+
+    // ------------------------------------------------------------------ startup and authentication
+
+    private boolean startup() throws IOException {
+        Map<String, String> params = new LinkedHashMap<>();
+        while (true) {
+            PayloadReader r = new PayloadReader(client.readStartupPacket());
+            int code = r.int32();
+            if (code == 80877103 || code == 80877104) {   // SSLRequest, GSSENCRequest: not offered
+                client.writeRaw('N');
+                client.flush();
+                continue;
+            }
+            if (code == 80877102) {   // CancelRequest
+                ctx.cancels().cancel(r.int32(), r.int32());
+                return false;
+            }
+            if (code >> 16 != 3) {
+                sendFatal(PgError.fatal("0A000", "unsupported frontend protocol " + (code >> 16) + "." + (code & 0xffff) + ": wanrep speaks 3.0"));
+                return false;
+            }
+            while (r.remaining() > 1) {
+                String name = r.cstring();
+                if (name.isEmpty()) break;
+                params.put(name, r.cstring());
+            }
+            break;
+        }
+        String user = params.get("user");
+        if (user == null) {
+            sendFatal(PgError.fatal("28000", "no PostgreSQL user name specified in startup packet"));
+            return false;
+        }
+        database = params.getOrDefault("database", user);
+        if (params.containsKey("replication") && !params.get("replication").equals("false")) {
+            sendFatal(PgError.fatal("0A000", "wanrep does not accept replication connections; connect to the replica directly"));
+            return false;
+        }
+        if (!authenticate(user)) return false;
+        Map<String, String> forward = new LinkedHashMap<>(params);
+        forward.remove("user");
+        forward.remove("database");
+        forward.remove("replication");
+        try {
+            backend = BackendConnection.open(ctx.backend(), database, forward);
+        } catch (BackendException e) {
+            sendFatal(e.error());
+            return false;
+        }
+        client.write(Messages.AUTH_OK);
+        for (Map.Entry<String, String> p : backend.parameters().entrySet()) client.write(Messages.parameterStatus(p.getKey(), p.getValue()));
+        key = ctx.cancels().register(this);
+        client.write(Messages.backendKeyData(key.pid(), key.secret()));
+        client.write(Messages.readyForQuery('I'));
+        client.flush();
+        refreshSettings();
+        return true;
+    }
+
+    private boolean authenticate(String user) throws IOException {
+        UserDirectory.User u = ctx.users().find(user);
+        PgError denied = PgError.fatal("28P01", "password authentication failed for user \"" + user + "\"");
+        if (u == null) {
+            sendFatal(PgError.fatal("28000", "wanrep: no such user \"" + user + "\" (see the users setting)"));
+            return false;
+        }
+        switch (u.method()) {
+            case TRUST -> { return true; }
+            case MD5 -> {
+                byte[] salt = new byte[4];
+                RANDOM.nextBytes(salt);
+                client.write(new org.wanrep.wire.PayloadWriter().int32(5).bytes(salt).message('R'));
+                client.flush();
+                WireMessage p = client.read();
+                String answer = p.kind() == 'p' ? new PayloadReader(p.payload()).cstring() : "";
+                if (!answer.equals(md5(u.secret(), user, salt))) {
+                    sendFatal(denied);
+                    return false;
+                }
+                return true;
+            }
+            case SCRAM -> {
+                ScramServerExchange x = new ScramServerExchange(u.verifier());
+                client.write(Messages.authSasl("SCRAM-SHA-256"));
+                client.flush();
+                WireMessage first = client.read();
+                if (first.kind() != 'p') throw new ProtocolException("expected SASLInitialResponse");
+                PayloadReader r = new PayloadReader(first.payload());
+                String mech = r.cstring();
+                int len = r.int32();
+                if (!mech.equals("SCRAM-SHA-256") || len < 0) {
+                    sendFatal(PgError.fatal("28000", "wanrep offers SCRAM-SHA-256 only, not " + mech));
+                    return false;
+                }
+                try {
+                    client.write(Messages.authSaslContinue(x.serverFirst(new String(r.bytes(len), StandardCharsets.UTF_8)).getBytes(StandardCharsets.UTF_8)));
+                } catch (com.ongres.scram.common.exception.ScramParseException e) {
+                    sendFatal(PgError.fatal("08P01", "malformed SCRAM message: " + e.getMessage()));
+                    return false;
+                }
+                client.flush();
+                WireMessage fin = client.read();
+                String ok = fin.kind() == 'p' ? x.serverFinal(new String(fin.payload(), StandardCharsets.UTF_8)) : null;
+                if (ok == null) {
+                    sendFatal(denied);
+                    return false;
+                }
+                client.write(Messages.authSaslFinal(ok.getBytes(StandardCharsets.UTF_8)));
+                return true;
+            }
+        }
+        return false;
+    }
+
+    static String md5(String password, String user, byte[] salt) {
+        try {
+            java.security.MessageDigest md = java.security.MessageDigest.getInstance("MD5");
+            String inner = java.util.HexFormat.of().formatHex(md.digest((password + user).getBytes(StandardCharsets.UTF_8)));
+            md.reset();
+            md.update(inner.getBytes(StandardCharsets.US_ASCII));
+            md.update(salt);
+            return "md5" + java.util.HexFormat.of().formatHex(md.digest());
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    // ------------------------------------------------------------------ requests
+
+    /** Reads messages up to a request boundary: a Query, a Sync or a Flush. Null on Terminate. */
+    private List<WireMessage> readUnit() throws IOException {
+        List<WireMessage> unit = new ArrayList<>();
+        while (true) {
+            WireMessage m;
+            if (pushedBack != null) {
+                m = pushedBack;
+                pushedBack = null;
+            } else m = client.read();
+            switch (m.kind()) {
+                case 'X' -> { return null; }
+                case 'Q', 'F' -> {
+                    if (!unit.isEmpty()) {
+                        pushedBack = m;
+                        return unit;
+                    }
+                    unit.add(m);
+                    return unit;
+                }
+                case 'S', 'H' -> {
+                    unit.add(m);
+                    return unit;
+                }
+                case 'd', 'c', 'f' -> { }   // copy messages outside COPY: ignored, as PostgreSQL does
+                case 'P', 'B', 'D', 'E', 'C' -> unit.add(m);
+                default -> throw new ProtocolException("invalid frontend message type '" + m.kind() + "'");
+            }
+        }
+    }
+
+    private void handle(List<WireMessage> unit) throws IOException {
+        if (discardUntilSync) {   // after an error of ours in an extended request
+            if (last(unit).kind() == 'S') {
+                discardUntilSync = false;
+                client.write(Messages.readyForQuery(backend.status()));
+            }
+            return;
+        }
+        if (unit.get(0).kind() == 'F') {
+            replyError(unit, PgError.error("0A000", "wanrep: the function-call protocol message is not supported"));
+            return;
+        }
+        boolean executes = unit.stream().anyMatch(m -> m.kind() == 'Q' || m.kind() == 'E');
+        UnitAnalysis a = executes ? ctx.classifier().analyze(statementTexts(unit)) : UnitAnalysis.local();
+        if (a.route() == Route.REFUSED) {
+            if (block != null) raiseInBlock(unit, a.error());
+            else replyError(unit, a.error());
+            return;
+        }
+        if (block == null) {
+            switch (a.route()) {
+                case UPDATE -> replicate(unit, a);
+                case BEGIN -> {
+                    long before = ctx.engine().localCommits();
+                    Relay r = relay(unit);
+                    if (backend.status() != 'I') startBlock(before, unit, r);
+                }
+                default -> localRequest(unit, a);
+            }
+        } else {
+            switch (a.route()) {
+                case COMMIT -> commitBlock(unit);
+                case ROLLBACK -> endBlock(unit);
+                case UPDATE -> {
+                    if (block.exclusive == null && backend.status() == 'T' && !acquireExclusive(unit)) return;
+                    runInBlock(unit, a);
+                }
+                default -> runInBlock(unit, a);
+            }
+        }
+        maybeRefreshSettings(unit);
+    }
+
+    /** A read-only or session-local request: relayed, under middleware read locks if so configured. */
+    private void localRequest(List<WireMessage> unit, UnitAnalysis a) throws IOException {
+        Object lock = null;
+        if (ctx.lockedQueries() && !a.tables().reads().isEmpty()) {
+            try {
+                lock = ctx.engine().lockLocal(a.tables(), ctx.lockTimeout());
+            } catch (InterruptedException | java.util.concurrent.TimeoutException e) {
+                replyError(unit, PgError.error("55P03", "wanrep: could not obtain middleware read locks within " + ctx.lockTimeout().toMillis() + " ms"));
+                return;
+            }
+        }
+        try {
+            relay(unit);
+        } finally {
+            if (lock != null) ctx.engine().unlockLocal(lock);
+        }
+    }
+
+    /** An autocommit update: ordered, run at every site, answered after the local COMMIT. */
+    private void replicate(List<WireMessage> unit, UnitAnalysis a) throws IOException {
+        if (isCopyFromStdin(unit)) {
+            unit = collectCopyData(unit);
+            if (unit == null) return;
+        }
+        long ts = nowMicros();
+        long seed = a.random() ? RANDOM.nextLong() | 1 : 0;
+        List<WireMessage> local = a.timeFunctions() ? TimeRewriting.rewrite(unit, ts) : unit;
+        TxnRequest r = new TxnRequest(ctx.engine().nextId(), TxnRequest.Kind.AUTOCOMMIT, a.tables(), database,
+                selfContained(local, new HashSet<>()), ts, seed, settings);
+        WireTxnExecutor.OriginWork w = new WireTxnExecutor.OriginWork(backend, local);
+        try {
+            ctx.engine().submit(r, w).get();
+        } catch (ExecutionException e) {
+            replyError(unit, orderingError(e.getCause()));
+            return;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new EOFException("interrupted");
+        }
+        noteStatements(local);
+        if (w.movedToPool()) throw new BackendException(PgError.fatal("08006", "wanrep: the connection to the replica failed; the transaction committed"));
+        boolean ready = false;
+        for (WireMessage m : w.replies()) {
+            if (m.kind() == 'Z') ready = true;
+            else if (m.kind() != 'G') client.write(m);   // the client saw its CopyInResponse already
+        }
+        if (w.commitError() != null) client.write(w.commitError().toMessage());
+        if (ready) client.write(Messages.readyForQuery('I'));
+        if (a.catalogChange()) ctx.classifier().catalogChanged();
+    }
+
+    private PgError orderingError(Throwable cause) {
+        if (cause instanceof NotPrimaryException)
+            return PgError.error("57P03", "wanrep: this site is not in the primary component: " + cause.getMessage())
+                    .withHint("Update transactions resume when a majority of sites is reachable; connect to a site of the majority.");
+        return PgError.error("08006", "wanrep: the transaction could not be ordered: " + cause.getMessage());
+    }
+
+    // ------------------------------------------------------------------ interactive blocks
+
+    private void startBlock(long commitsBefore, List<WireMessage> unit, Relay r) throws IOException {
+        block = new Block(commitsBefore);
+        String text = String.join(" ", statementTexts(unit)).toLowerCase(java.util.Locale.ROOT);
+        // repeatable read: the block's reads are one snapshot, which the exclusive grant then validates
+        if (backend.status() == 'T' && !text.contains("isolation")) {
+            PgError e = backend.run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+            if (e != null) LOG.debug("could not set the block's isolation: {}", e);
+        }
+    }
+
+    /**
+     * The block's first write: take the exclusive lock everywhere. If an update committed here since
+     * BEGIN, the block's reads may be stale and it aborts with 40001 instead of writing.
+     */
+    private boolean acquireExclusive(List<WireMessage> unit) throws IOException {
+        RequestId id = ctx.engine().nextId();
+        try {
+            ctx.engine().submit(new TxnRequest(id, TxnRequest.Kind.EXCLUSIVE, TableSet.allTables(), database, List.of(), 0, 0)).get();
+        } catch (ExecutionException e) {
+            raiseInBlock(unit, orderingError(e.getCause()));
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new EOFException("interrupted");
+        }
+        block.exclusive = id;
+        if (ctx.engine().localCommits() != block.commitsAtBegin) {
+            releaseExclusive();
+            raiseInBlock(unit, PgError.error("40001", "wanrep: could not serialize access: another update committed at this site since this transaction began")
+                    .withHint("Retry the transaction."));
+            return false;
+        }
+        return true;
+    }
+
+    private void releaseExclusive() {
+        if (block == null || block.exclusive == null) return;
+        try {
+            ctx.engine().submit(new TxnRequest(block.exclusive, TxnRequest.Kind.RELEASE, TableSet.allTables(), database, List.of(), 0, 0));
+        } catch (RuntimeException e) {
+            LOG.debug("release of {}: {}", block.exclusive, e.toString());   // the other sites drop it when we leave the view
+        }
+        block.exclusive = null;
+    }
+
+    private void runInBlock(List<WireMessage> unit, UnitAnalysis a) throws IOException {
+        List<WireMessage> local = a.timeFunctions() ? TimeRewriting.rewrite(unit, block.timestampMicros) : unit;
+        Relay r = relay(local);
+        logInBlock(r);
+        if (backend.status() == 'I') {   // the block ended by other means (cannot normally happen)
+            LOG.warn("a transaction block ended without COMMIT/ROLLBACK from the client");
+            releaseExclusive();
+            block = null;
+        }
+    }
+
+    private void logInBlock(Relay r) {
+        if (r.error != null && nonDeterministic(r.error.sqlState())) {
+            // the failure came from timing here (cancel, lock timeout...): replay the failure, not the statement
+            List<WireMessage> replacement = new ArrayList<>();
+            for (WireMessage m : r.sent) if (m.kind() == 'P') replacement.add(m);
+            if (!replacement.isEmpty()) replacement.add(Messages.SYNC);
+            replacement.add(WireMessage.query(raiseSql(r.error)));
+            block.log.addAll(selfContained(replacement, block.definedInLog));
+        } else {
+            block.log.addAll(selfContained(r.sent, block.definedInLog));
+        }
+    }
+
+    static boolean nonDeterministic(String sqlState) {
+        return sqlState.startsWith("57") || sqlState.startsWith("53") || sqlState.equals("40001") || sqlState.equals("40P01")
+                || sqlState.equals("55P03") || sqlState.startsWith("08");
+    }
+
+    private void commitBlock(List<WireMessage> unit) throws IOException {
+        Block b = block;
+        if (b.exclusive == null || backend.status() == 'E') {   // read-only, released, or failed: nothing to ship
+            relay(unit);
+            releaseExclusive();
+            block = null;
+            return;
+        }
+        TxnRequest log = new TxnRequest(b.exclusive, TxnRequest.Kind.STATEMENT_LOG, TableSet.allTables(), database, b.log,
+                b.timestampMicros, 0, settings);
+        try {
+            ctx.engine().submit(log).get();
+        } catch (ExecutionException e) {
+            backend.run("ROLLBACK");
+            block = null;
+            replyError(unit, orderingError(e.getCause()));
+            return;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new EOFException("interrupted");
+        }
+        Relay r = relay(unit);
+        boolean committed = r.error == null && "COMMIT".equals(r.lastTag);
+        ctx.engine().blockCommitted(b.exclusive, committed);
+        block = null;
+        if (b.log.stream().anyMatch(m -> m.kind() == 'Q' || m.kind() == 'P')) ctx.classifier().catalogChanged();
+    }
+
+    private void endBlock(List<WireMessage> unit) throws IOException {
+        relay(unit);
+        releaseExclusive();
+        block = null;
+    }
+
+    /** Fails the backend's block with our error (so the client and PostgreSQL agree it failed), and answers. */
+    private void raiseInBlock(List<WireMessage> unit, PgError error) throws IOException {
+        WireMessage raise = WireMessage.query(raiseSql(error));
+        backend.run(raise.queryText());
+        if (block.exclusive != null) block.log.add(raise);
+        replyError(unit, error);
+    }
+
+    static String raiseSql(PgError e) {
+        String msg = e.message().replace("$", "");
+        return "DO $wanrep$BEGIN RAISE EXCEPTION USING ERRCODE = '" + e.sqlState() + "', MESSAGE = '" + msg.replace("'", "''") + "'"
+                + (e.hint() == null ? "" : ", HINT = '" + e.hint().replace("$", "").replace("'", "''") + "'") + "; END$wanrep$";
+    }
+
+    // ------------------------------------------------------------------ relaying
+
+    /** Sends a request to the backend and relays every answer to the client (COPY IN data included). */
+    private Relay relay(List<WireMessage> unit) throws IOException {
+        Relay r = new Relay();
+        relaying = true;
+        try {
+            for (WireMessage m : unit) {
+                backend.send(m);
+                r.sent.add(m);
+            }
+            backend.flush();
+            noteStatements(unit);
+            while (!backend.tracker().idle()) {
+                if (backend.tracker().awaitingCopyData()) {
+                    client.flush();
+                    copyIn(r);
+                    continue;
+                }
+                WireMessage m = backend.read();
+                if (m.kind() == 'E' && r.error == null) r.error = PgError.parse(m);
+                if (m.kind() == 'C') r.lastTag = Messages.commandTag(m);
+                client.write(m);
+            }
+        } finally {
+            relaying = false;
+        }
+        return r;
+    }
+
+    private void copyIn(Relay r) throws IOException {
+        while (true) {
+            WireMessage m = client.read();
+            switch (m.kind()) {
+                case 'd', 'c', 'f', 'H', 'S' -> {
+                    backend.send(m);
+                    r.sent.add(m);
+                    if (m.kind() == 'c' || m.kind() == 'f') {
+                        backend.flush();
+                        return;
+                    }
+                }
+                case 'X' -> throw new EOFException("client terminated during COPY");
+                default -> throw new ProtocolException("unexpected message type '" + m.kind() + "' during COPY from stdin");
+            }
+        }
+    }
+
+    private static boolean isCopyFromStdin(List<WireMessage> unit) {
+        return unit.size() == 1 && unit.get(0).kind() == 'Q'
+                && unit.get(0).queryText().matches("(?is)\\s*copy\\b.*\\bfrom\\s+stdin\\b.*");
+    }
+
+    /**
+     * An autocommit COPY FROM STDIN must carry its data in the request: ask the backend for the
+     * CopyInResponse (then abandon that attempt), pass it to the client and gather the data.
+     */
+    private List<WireMessage> collectCopyData(List<WireMessage> unit) throws IOException {
+        backend.run("BEGIN");
+        backend.send(unit.get(0));
+        backend.flush();
+        WireMessage g = null;
+        PgError err = null;
+        while (!backend.tracker().idle()) {
+            if (backend.tracker().awaitingCopyData()) {
+                backend.send(Messages.copyFail("wanrep: probing COPY"));
+                backend.flush();
+                continue;
+            }
+            WireMessage m = backend.read();
+            if (m.kind() == 'G') g = m;
+            if (m.kind() == 'E' && g == null && err == null) err = PgError.parse(m);
+        }
+        backend.run("ROLLBACK");
+        if (g == null) {
+            replyError(unit, err != null ? err : PgError.error("XX000", "wanrep: COPY did not start"));
+            return null;
+        }
+        client.write(g);
+        client.flush();
+        List<WireMessage> withData = new ArrayList<>(unit);
+        while (true) {
+            WireMessage m = client.read();
+            if (m.kind() == 'd') withData.add(m);
+            else if (m.kind() == 'c') {
+                withData.add(m);
+                return withData;
+            } else if (m.kind() == 'f') {
+                replyError(unit, PgError.error("57014", "COPY from stdin failed: " + new PayloadReader(m.payload()).cstring()));
+                return null;
+            } else if (m.kind() == 'H' || m.kind() == 'S') {
+                // ignored during COPY, as PostgreSQL does
+            } else throw new ProtocolException("unexpected message type '" + m.kind() + "' during COPY from stdin");
+        }
+    }
+
+    /** Our own error for a request: ErrorResponse, then ReadyForQuery at its Sync. */
+    private void replyError(List<WireMessage> unit, PgError e) throws IOException {
+        client.write(e.toMessage());
+        char k = last(unit).kind();
+        if (k == 'S' || k == 'Q') client.write(Messages.readyForQuery(backend.status()));
+        else discardUntilSync = true;
+    }
+
+    // ------------------------------------------------------------------ statements and settings
+
+    /** The SQL texts a request executes: Query texts, and the statements its Executes run. */
+    private List<String> statementTexts(List<WireMessage> unit) {
+        List<String> texts = new ArrayList<>();
+        Map<String, String> parsedHere = new HashMap<>();
+        Map<String, String> portals = new HashMap<>();
+        for (WireMessage m : unit) {
+            switch (m.kind()) {
+                case 'Q' -> texts.add(m.queryText());
+                case 'P' -> parsedHere.put(Messages.parseName(m), Messages.parseQuery(m));
+                case 'B' -> {
+                    String[] names = Messages.bindNames(m);
+                    String text = parsedHere.get(names[1]);
+                    if (text == null && statements.containsKey(names[1])) text = Messages.parseQuery(statements.get(names[1]));
+                    portals.put(names[0], text);
+                }
+                case 'E' -> {
+                    String portal = new PayloadReader(m.payload()).cstring();
+                    String text = portals.get(portal);
+                    // an Execute of a portal bound earlier (a cursor): unknown here, so every table
+                    texts.add(text != null ? text : "/* unknown portal */ LOCK ALL");
+                }
+                default -> { }
+            }
+        }
+        return texts;
+    }
+
+    /** Prefixes the Parse of every named statement a request uses but does not define. */
+    private List<WireMessage> selfContained(List<WireMessage> ms, Set<String> defined) {
+        List<WireMessage> out = new ArrayList<>(ms.size() + 2);
+        for (WireMessage m : ms) {
+            String needs = null;
+            if (m.kind() == 'P') defined.add(Messages.parseName(m));
+            else if (m.kind() == 'B') needs = Messages.bindNames(m)[1];
+            else if (m.kind() == 'D' && m.payload()[0] == 'S') needs = new PayloadReader(java.util.Arrays.copyOfRange(m.payload(), 1, m.payload().length)).cstring();
+            else if (m.kind() == 'C' && m.payload()[0] == 'S') defined.remove(new PayloadReader(java.util.Arrays.copyOfRange(m.payload(), 1, m.payload().length)).cstring());
+            if (needs != null && !needs.isEmpty() && !defined.contains(needs) && statements.containsKey(needs)) {
+                out.add(statements.get(needs));
+                defined.add(needs);
+            }
+            out.add(m);
+        }
+        return out;
+    }
+
+    /** Keeps the registry of named statements current with what was sent. */
+    private void noteStatements(List<WireMessage> unit) {
+        for (WireMessage m : unit) {
+            if (m.kind() == 'P') {
+                String name = Messages.parseName(m);
+                if (!name.isEmpty()) statements.put(name, m);
+            } else if (m.kind() == 'C' && m.payload()[0] == 'S') {
+                statements.remove(new PayloadReader(java.util.Arrays.copyOfRange(m.payload(), 1, m.payload().length)).cstring());
+            } else if (m.kind() == 'Q') {
+                String q = m.queryText().toLowerCase(java.util.Locale.ROOT);
+                if (q.contains("deallocate all") || q.contains("discard all")) statements.clear();
+            }
+        }
+    }
+
+    private void maybeRefreshSettings(List<WireMessage> unit) throws IOException {
+        for (String t : statementTexts(unit)) {
+            String s = t.toLowerCase(java.util.Locale.ROOT);
+            if (s.contains("search_path") || s.contains("reset") || s.contains("discard") || s.contains("timezone") || s.contains("time zone")) {
+                refreshSettings();
+                return;
+            }
+        }
+    }
+
+    /**
+     * The session settings that change what SQL text means, shipped with every update so other sites
+     * run it the same way. TimeZone and DateStyle arrive as ParameterStatus; search_path is asked.
+     */
+    private void refreshSettings() throws IOException {
+        if (backend.status() == 'E') return;
+        settings.clear();
+        for (String p : List.of("TimeZone", "DateStyle", "IntervalStyle")) {
+            String v = backend.parameters().get(p);
+            if (v != null) settings.put(p, v);
+        }
+        backend.send(WireMessage.query("SHOW search_path"));
+        backend.flush();
+        while (true) {
+            WireMessage m = backend.read();
+            if (m.kind() == 'D') {
+                PayloadReader r = new PayloadReader(m.payload());
+                r.int16();
+                int len = r.int32();
+                if (len >= 0) settings.put("search_path", new String(r.bytes(len), StandardCharsets.UTF_8));
+            }
+            if (m.kind() == 'Z') break;
+        }
+    }
+
+    // ------------------------------------------------------------------ cancel and cleanup
+
+    void cancelRequested() {
+        BackendConnection b = backend;
+        // a replicated transaction is never cancelled at one site only: that would make replicas differ
+        if (b != null && relaying) Thread.ofVirtual().start(b::cancel);
+    }
+
+    private void sendFatal(PgError e) {
+        try {
+            client.write(new PgError("FATAL", e.sqlState(), e.message(), e.detail(), e.hint()).toMessage());
+            client.flush();
+        } catch (IOException ignored) {
+            // the client is gone
+        }
+    }
+
+    private void cleanup() {
+        if (block != null) releaseExclusive();
+        ctx.cancels().unregister(key);
+        if (backend != null) backend.close();
+        client.close();
+    }
+
+    private static WireMessage last(List<WireMessage> unit) { return unit.get(unit.size() - 1); }
+
+    static long nowMicros() {
+        java.time.Instant i = java.time.Instant.now();
+        return i.getEpochSecond() * 1_000_000L + i.getNano() / 1000;
+    }
+}

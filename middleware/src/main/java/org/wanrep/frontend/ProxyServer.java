@@ -1,0 +1,65 @@
+package org.wanrep.frontend;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.wanrep.wire.WireStream;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/** Accepts PostgreSQL clients on the proxy port; one virtual thread per client session. */
+public final class ProxyServer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ProxyServer.class);
+
+    private final ServerSocket server;
+    private final SiteContext ctx;
+    private final Set<Socket> clients = ConcurrentHashMap.newKeySet();
+    private final Thread acceptor;
+
+    public ProxyServer(SiteContext ctx, String host, int port) throws IOException {
+        this.ctx = ctx;
+        this.server = new ServerSocket();
+        server.setReuseAddress(true);
+        server.bind(new InetSocketAddress(host, port), 512);
+        this.acceptor = Thread.ofPlatform().name("wanrep-accept-" + ctx.site()).daemon().start(this::acceptLoop);
+    }
+
+    public int port() { return server.getLocalPort(); }
+
+    private void acceptLoop() {
+        while (!server.isClosed()) {
+            try {
+                Socket s = server.accept();
+                clients.add(s);
+                Thread.ofVirtual().name("wanrep-client").start(() -> {
+                    try {
+                        new ClientSession(ctx, new WireStream(s)).run();
+                    } catch (IOException e) {
+                        LOG.debug("client setup: {}", e.toString());
+                    } finally {
+                        clients.remove(s);
+                        try { s.close(); } catch (IOException ignored) { /* closing */ }
+                    }
+                });
+            } catch (IOException e) {
+                if (!server.isClosed()) LOG.warn("accept: {}", e.toString());
+            }
+        }
+    }
+
+    /** Stops accepting and drops every client connection. */
+    @Override public void close() {
+        try {
+            server.close();
+        } catch (IOException ignored) {
+            // closing
+        }
+        for (Socket s : clients) {
+            try { s.close(); } catch (IOException ignored) { /* closing */ }
+        }
+    }
+}

@@ -1,0 +1,11 @@
+package org.wanrep.frontend;
+
+import org.wanrep.auth.UserDirectory;
+import org.wanrep.backend.BackendTarget;
+import org.wanrep.txn.ReplicationEngine;
+
+import java.time.Duration;
+
+/** What every client session of one site shares. */
+public record SiteContext(String site, BackendTarget backend, UserDirectory users, ReplicationEngine engine,
+                          UnitClassifier classifier, CancelRegistry cancels, boolean lockedQueries, Duration lockTimeout) {}

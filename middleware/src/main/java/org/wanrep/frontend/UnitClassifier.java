@@ -1,0 +1,145 @@
+package org.wanrep.frontend;
+
+import org.wanrep.lock.TableSet;
+import org.wanrep.wire.PgError;
+
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Classifies the statements one client request executes into a {@link UnitAnalysis}. Statements it
+ * cannot place lock every table: too many locks cost concurrency, too few cost correctness.
+ */
+public class UnitClassifier {
+    /** DDL committed: cached analyses and catalog knowledge may be stale. */
+    public void catalogChanged() { }
+
+    /** Combines the statements executed by one request. */
+    public UnitAnalysis analyze(List<String> statements) {
+        UnitAnalysis acc = null;
+        int txnControl = 0;
+        for (String sql : statements) {
+            for (String stmt : splitStatements(sql)) {
+                UnitAnalysis a = analyzeStatement(stmt);
+                if (a.route() == Route.BEGIN || a.route() == Route.COMMIT || a.route() == Route.ROLLBACK) txnControl++;
+                acc = acc == null ? a : combine(acc, a);
+            }
+        }
+        if (acc == null) return UnitAnalysis.local();
+        if (txnControl > 0 && (txnControl > 1 || acc.route() == Route.UPDATE || acc.route() == Route.LOCAL))
+            return UnitAnalysis.refused(PgError.error("0A000",
+                    "wanrep: transaction control (BEGIN/COMMIT/ROLLBACK) mixed with other statements in one request is not supported")
+                    .withHint("Send BEGIN, the statements and COMMIT as separate queries."));
+        return acc;
+    }
+
+    static UnitAnalysis combine(UnitAnalysis a, UnitAnalysis b) {
+        if (a.route() == Route.REFUSED) return a;
+        if (b.route() == Route.REFUSED) return b;
+        Route r = a.route() == Route.UPDATE || b.route() == Route.UPDATE ? Route.UPDATE
+                : a.route() == Route.LOCAL ? b.route() : a.route();
+        TableSet t = a.tables().all() || b.tables().all() ? TableSet.allTables()
+                : TableSet.of(union(a.tables().reads(), b.tables().reads()), union(a.tables().writes(), b.tables().writes()));
+        return new UnitAnalysis(r, t, a.random() || b.random(), a.timeFunctions() || b.timeFunctions(),
+                a.catalogChange() || b.catalogChange(), null);
+    }
+
+    private static java.util.Set<String> union(java.util.Set<String> x, java.util.Set<String> y) {
+        java.util.Set<String> u = new java.util.HashSet<>(x);
+        u.addAll(y);
+        return u;
+    }
+
+    /** One statement, by its leading keyword (the SQL analysis refines UPDATE's tables). */
+    protected UnitAnalysis analyzeStatement(String stmt) {
+        String s = stripComments(stmt).trim().toLowerCase(Locale.ROOT);
+        if (s.isEmpty()) return UnitAnalysis.local();
+        String first = s.split("[\\s(;]+", 2)[0];
+        boolean random = s.contains("random(");
+        boolean time = s.contains("now(") || s.contains("current_timestamp") || s.contains("current_date") || s.contains("localtimestamp");
+        return switch (first) {
+            case "begin", "start" -> route(Route.BEGIN);
+            case "commit", "end" -> s.contains("and chain") ? chainRefused() : route(Route.COMMIT);
+            case "abort" -> route(Route.ROLLBACK);
+            case "rollback" -> s.startsWith("rollback to") || s.matches("rollback\\s+(work\\s+|transaction\\s+)?to\\b.*")
+                    ? UnitAnalysis.local() : s.contains("and chain") ? chainRefused() : route(Route.ROLLBACK);
+            case "savepoint", "release", "show", "set", "reset", "discard", "deallocate", "listen", "unlisten", "load",
+                    "vacuum", "analyze", "analyse", "checkpoint", "fetch", "move", "close", "declare" ->
+                    first.equals("declare") && s.contains(" for update") ? update(random, time) : UnitAnalysis.local();
+            case "execute" -> UnitAnalysis.refused(PgError.error("0A000",
+                    "wanrep: EXECUTE of an SQL-level prepared statement cannot be replicated").withHint("Use protocol-level prepared statements (as drivers do)."));
+            case "prepare" -> s.startsWith("prepare transaction")
+                    ? UnitAnalysis.refused(PgError.error("0A000", "wanrep: PREPARE TRANSACTION (two-phase commit) is not supported"))
+                    : UnitAnalysis.local();
+            case "select", "values", "table", "with", "explain" -> readOnlyUnlessWrites(s, random, time);
+            default -> update(random, time);
+        };
+    }
+
+    private static UnitAnalysis readOnlyUnlessWrites(String s, boolean random, boolean time) {
+        boolean writes = s.contains("nextval(") || s.contains("setval(") || s.contains(" for update") || s.contains(" for share")
+                || s.contains(" for no key update") || s.contains(" for key share") || s.matches("(?s).*\\binto\\b.*")
+                || s.matches("(?s).*\\b(insert|update|delete|merge)\\b.*") || (s.startsWith("explain") && s.contains("analy"));
+        return writes ? update(random, time) : UnitAnalysis.local();
+    }
+
+    private static UnitAnalysis update(boolean random, boolean time) {
+        return new UnitAnalysis(Route.UPDATE, TableSet.allTables(), random, time, true, null);
+    }
+
+    private static UnitAnalysis route(Route r) { return new UnitAnalysis(r, TableSet.of(java.util.Set.of(), java.util.Set.of()), false, false, false, null); }
+
+    private static UnitAnalysis chainRefused() {
+        return UnitAnalysis.refused(PgError.error("0A000", "wanrep: COMMIT/ROLLBACK AND CHAIN is not supported"));
+    }
+
+    /** Splits on semicolons outside quotes, dollar quotes and comments. */
+    public static List<String> splitStatements(String sql) {
+        List<String> out = new java.util.ArrayList<>();
+        StringBuilder cur = new StringBuilder();
+        int n = sql.length();
+        for (int i = 0; i < n; i++) {
+            char c = sql.charAt(i);
+            if (c == '\'' || c == '"') {
+                int j = i + 1;
+                while (j < n) {
+                    if (sql.charAt(j) == c) {
+                        if (j + 1 < n && sql.charAt(j + 1) == c) { j += 2; continue; }
+                        break;
+                    }
+                    j++;
+                }
+                cur.append(sql, i, Math.min(n, j + 1));
+                i = j;
+            } else if (c == '-' && i + 1 < n && sql.charAt(i + 1) == '-') {
+                int j = sql.indexOf('\n', i);
+                if (j < 0) j = n - 1;
+                cur.append(sql, i, j + 1);
+                i = j;
+            } else if (c == '/' && i + 1 < n && sql.charAt(i + 1) == '*') {
+                int j = sql.indexOf("*/", i + 2);
+                j = j < 0 ? n - 1 : j + 1;
+                cur.append(sql, i, j + 1);
+                i = j;
+            } else if (c == '$') {
+                java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\$[A-Za-z_0-9]*\\$").matcher(sql).region(i, n);
+                if (m.lookingAt() && (i == 0 || !Character.isLetterOrDigit(sql.charAt(i - 1)))) {
+                    String tag = m.group();
+                    int j = sql.indexOf(tag, i + tag.length());
+                    j = j < 0 ? n - 1 : j + tag.length() - 1;
+                    cur.append(sql, i, j + 1);
+                    i = j;
+                } else cur.append(c);
+            } else if (c == ';') {
+                if (!cur.toString().isBlank()) out.add(cur.toString());
+                cur.setLength(0);
+            } else cur.append(c);
+        }
+        if (!cur.toString().isBlank()) out.add(cur.toString());
+        return out;
+    }
+
+    static String stripComments(String s) {
+        return s.replaceAll("(?s)/\\*.*?\\*/", " ").replaceAll("--[^\\n]*", " ");
+    }
+}

@@ -1,0 +1,121 @@
+package org.wanrep.site;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.wanrep.auth.UserDirectory;
+import org.wanrep.backend.BackendPool;
+import org.wanrep.backend.BackendTarget;
+import org.wanrep.config.Config;
+import org.wanrep.exec.WireTxnExecutor;
+import org.wanrep.frontend.CancelRegistry;
+import org.wanrep.frontend.ProxyServer;
+import org.wanrep.frontend.SiteContext;
+import org.wanrep.frontend.UnitClassifier;
+import org.wanrep.gcs.Delivery;
+import org.wanrep.gcs.jgroups.GcsSettings;
+import org.wanrep.gcs.jgroups.JGroupsGcs;
+import org.wanrep.gcs.wan.LatencyMatrix;
+import org.wanrep.txn.ReplicationEngine;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * One wanrep site: the proxy clients connect to, the group member, the replication engine and the
+ * connections to this site's PostgreSQL replica, all built from the configuration.
+ */
+public final class Site implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(Site.class);
+
+    private final String name;
+    private final BackendPool pool;
+    private final WireTxnExecutor executor;
+    private final ReplicationEngine engine;
+    private final JGroupsGcs gcs;
+    private final ProxyServer proxy;
+
+    private Site(String name, BackendPool pool, WireTxnExecutor executor, ReplicationEngine engine, JGroupsGcs gcs, ProxyServer proxy) {
+        this.name = name;
+        this.pool = pool;
+        this.executor = executor;
+        this.engine = engine;
+        this.gcs = gcs;
+        this.proxy = proxy;
+    }
+
+    /** The cluster's site names: the {@code sites} setting, else the latency matrix's. */
+    public static List<String> sites(Config c) {
+        String s = c.get("sites");
+        if (s != null && !s.isBlank()) return Arrays.stream(s.split(",")).map(String::trim).filter(x -> !x.isEmpty()).toList();
+        LatencyMatrix m = matrix(c);
+        if (m == null) throw new Config.ConfigException("sites: not set, and there is no latency matrix to take them from");
+        return m.sites();
+    }
+
+    static LatencyMatrix matrix(Config c) {
+        String m = c.get("latency_matrix");
+        return m == null || m.equals("none") ? null : LatencyMatrix.load(m);
+    }
+
+    public static Delivery delivery(Config c) {
+        return switch (c.get("delivery")) {
+            case "agreed" -> Delivery.AGREED;
+            case "safe" -> Delivery.SAFE;
+            default -> Delivery.OPT_SAFE;
+        };
+    }
+
+    /** Starts site {@code name}: joins the group, waits to be in a primary view, then opens the proxy port. */
+    public static Site start(Config cluster, String name, Duration joinTimeout) throws Exception {
+        List<String> sites = sites(cluster);
+        if (!sites.contains(name)) throw new Config.ConfigException("site '" + name + "' is not one of " + sites);
+        if (!cluster.get("execution").equals("symmetric"))
+            throw new Config.ConfigException("execution: " + cluster.get("execution") + " needs write-set replication, which is not available yet; use symmetric");
+        Config c = cluster.forSite(name);
+        BackendTarget target = new BackendTarget(c.get("postgres.host"), c.getInt("postgres.port"), c.get("postgres.user"), c.get("postgres.password"));
+        BackendPool pool = new BackendPool(target, c.getInt("pool.size"), Duration.ofMillis(c.getInt("pool.wait_timeout_ms")));
+        WireTxnExecutor executor = new WireTxnExecutor(pool);
+        ReplicationEngine engine = new ReplicationEngine(name, delivery(c), executor);
+        LatencyMatrix matrix = matrix(c);
+        List<String> hosts = new ArrayList<>();
+        for (String s : sites) {
+            Config sc = cluster.forSite(s);
+            hosts.add(sc.get("gcs.host") + "[" + sc.getInt("gcs.port") + "]");
+        }
+        String incarnation = Long.toString(System.currentTimeMillis());
+        GcsSettings gs = new GcsSettings(c.get("cluster.name"), name, incarnation, sites, c.get("sequencer"), c.get("gcs.host"),
+                c.getInt("gcs.port"), hosts, matrix, c.getDouble("gcs.jitter_ms"), c.getInt("gcs.ack_interval_ms"), true);
+        JGroupsGcs gcs = JGroupsGcs.start(gs, engine);
+        engine.attach(gcs);
+        gcs.awaitPrimary(sites.size() / 2 + 1, joinTimeout);
+        SiteContext ctx = new SiteContext(name, target, UserDirectory.parse(c.get("users")), engine, new UnitClassifier(),
+                new CancelRegistry(), c.get("queries").equals("locked"), Duration.ofMillis(c.getInt("pool.wait_timeout_ms")));
+        ProxyServer proxy = new ProxyServer(ctx, c.get("proxy.host"), c.getInt("proxy.port"));
+        LOG.info("site {} ready: proxy on {}:{}, replica {}, {} delivery", name, c.get("proxy.host"), proxy.port(), target, c.get("delivery"));
+        return new Site(name, pool, executor, engine, gcs, proxy);
+    }
+
+    public String name() { return name; }
+    public int proxyPort() { return proxy.port(); }
+    public ReplicationEngine engine() { return engine; }
+    public JGroupsGcs gcs() { return gcs; }
+
+    /** Stops like a crash: the group sees the member vanish, clients lose their connections. */
+    public void crash() {
+        proxy.close();
+        engine.shutdown("site crashed");
+        gcs.crash();
+        executor.close();
+        pool.close();
+    }
+
+    @Override public void close() {
+        proxy.close();
+        engine.shutdown("site stopped");
+        gcs.close();
+        executor.close();
+        pool.close();
+    }
+}

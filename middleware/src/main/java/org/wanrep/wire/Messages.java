@@ -1,0 +1,62 @@
+package org.wanrep.wire;
+
+/** Builders for the messages the proxy itself sends, to clients (backend messages) or to PostgreSQL. */
+public final class Messages {
+    private Messages() {}
+
+    public static final WireMessage SYNC = WireMessage.of('S', new byte[0]);
+    public static final WireMessage FLUSH = WireMessage.of('H', new byte[0]);
+    public static final WireMessage TERMINATE = WireMessage.of('X', new byte[0]);
+    public static final WireMessage AUTH_OK = new PayloadWriter().int32(0).message('R');
+    public static final WireMessage EMPTY_QUERY = WireMessage.of('I', new byte[0]);
+
+    public static WireMessage readyForQuery(char status) { return new PayloadWriter().int8(status).message('Z'); }
+
+    /** The transaction status byte of a ReadyForQuery: I idle, T in a block, E failed block. */
+    public static char status(WireMessage readyForQuery) { return (char) readyForQuery.payload()[0]; }
+
+    public static WireMessage commandComplete(String tag) { return new PayloadWriter().cstring(tag).message('C'); }
+
+    public static String commandTag(WireMessage commandComplete) { return new PayloadReader(commandComplete.payload()).cstring(); }
+
+    public static WireMessage parameterStatus(String name, String value) { return new PayloadWriter().cstring(name).cstring(value).message('S'); }
+
+    public static WireMessage backendKeyData(int pid, int key) { return new PayloadWriter().int32(pid).int32(key).message('K'); }
+
+    public static WireMessage authSasl(String mechanism) { return new PayloadWriter().int32(10).cstring(mechanism).int8(0).message('R'); }
+
+    public static WireMessage authSaslContinue(byte[] data) { return new PayloadWriter().int32(11).bytes(data).message('R'); }
+
+    public static WireMessage authSaslFinal(byte[] data) { return new PayloadWriter().int32(12).bytes(data).message('R'); }
+
+    public static WireMessage authCleartext() { return new PayloadWriter().int32(3).message('R'); }
+
+    public static WireMessage closeStatement(String name) { return new PayloadWriter().int8('S').cstring(name).message('C'); }
+
+    public static WireMessage copyFail(String why) { return new PayloadWriter().cstring(why).message('f'); }
+
+    /** The statement name a Parse message defines. */
+    public static String parseName(WireMessage parse) { return new PayloadReader(parse.payload()).cstring(); }
+
+    /** The SQL text of a Parse message. */
+    public static String parseQuery(WireMessage parse) {
+        PayloadReader r = new PayloadReader(parse.payload());
+        r.cstring();
+        return r.cstring();
+    }
+
+    /** A Parse message with the same name and parameter types but another query text. */
+    public static WireMessage withParseQuery(WireMessage parse, String sql) {
+        PayloadReader r = new PayloadReader(parse.payload());
+        String name = r.cstring();
+        r.cstring();
+        return new PayloadWriter().cstring(name).cstring(sql).bytes(r.rest()).message('P');
+    }
+
+    /** The portal and statement names of a Bind message. */
+    public static String[] bindNames(WireMessage bind) {
+        PayloadReader r = new PayloadReader(bind.payload());
+        String portal = r.cstring();
+        return new String[] {portal, r.cstring()};
+    }
+}

@@ -1,0 +1,87 @@
+package org.wanrep.wire;
+
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.DataInputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+
+/**
+ * Blocking, buffered message I/O on one socket. Reads and writes may happen on different threads
+ * (a relay reads while another thread writes), but each direction has a single user at a time.
+ */
+public final class WireStream implements AutoCloseable {
+    /** Larger messages are refused: a corrupt length must not allocate gigabytes. */
+    public static final int MAX_MESSAGE = 1 << 30;
+
+    private final Socket socket;
+    private final DataInputStream in;
+    private final OutputStream out;
+
+    public WireStream(Socket socket) throws IOException {
+        this.socket = socket;
+        socket.setTcpNoDelay(true);
+        this.in = new DataInputStream(new BufferedInputStream(socket.getInputStream(), 1 << 16));
+        this.out = new BufferedOutputStream(socket.getOutputStream(), 1 << 16);
+    }
+
+    public Socket socket() { return socket; }
+
+    /** Reads one typed message; EOFException when the peer closed. */
+    public WireMessage read() throws IOException {
+        int type = in.read();
+        if (type < 0) throw new EOFException("connection closed by peer");
+        int len = in.readInt();
+        if (len < 4 || len > MAX_MESSAGE) throw new ProtocolException("invalid message length " + len + " for type '" + (char) type + "'");
+        byte[] payload = new byte[len - 4];
+        in.readFully(payload);
+        return new WireMessage((byte) type, payload);
+    }
+
+    /** Reads an untyped startup-phase packet (StartupMessage, SSLRequest, CancelRequest): its body. */
+    public byte[] readStartupPacket() throws IOException {
+        int len = in.readInt();
+        if (len < 8 || len > 10_000) throw new ProtocolException("invalid startup packet length " + len);
+        byte[] body = new byte[len - 4];
+        in.readFully(body);
+        return body;
+    }
+
+    /** Whether a read would not block (some bytes are buffered or on the socket). */
+    public boolean hasBufferedInput() throws IOException { return in.available() > 0; }
+
+    public void write(WireMessage m) throws IOException {
+        int len = m.payload().length + 4;
+        out.write(m.type());
+        out.write(len >>> 24); out.write(len >>> 16); out.write(len >>> 8); out.write(len);
+        out.write(m.payload());
+    }
+
+    public void writeAll(Iterable<WireMessage> ms) throws IOException {
+        for (WireMessage m : ms) write(m);
+    }
+
+    /** Writes an untyped startup packet (length word, then body). */
+    public void writeStartupPacket(byte[] body) throws IOException {
+        int len = body.length + 4;
+        out.write(len >>> 24); out.write(len >>> 16); out.write(len >>> 8); out.write(len);
+        out.write(body);
+    }
+
+    public void writeRaw(int b) throws IOException { out.write(b); }
+
+    public void flush() throws IOException { out.flush(); }
+
+    public InputStream rawInput() { return in; }
+
+    @Override public void close() {
+        try {
+            socket.close();
+        } catch (IOException ignored) {
+            // closing: nothing to do
+        }
+    }
+}

@@ -1,0 +1,142 @@
+package org.wanrep.frontend;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.sql.BatchUpdateException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** pgjdbc, unchanged, against a two-site cluster without delay: every feature clients use. */
+class PgjdbcThroughProxyTest {
+    static TestCluster cluster;
+
+    @BeforeAll
+    static void start() throws Exception {
+        cluster = new TestCluster(List.of("a", "b"), "none", Map.of("delivery", "safe"));
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (cluster != null) cluster.close();
+    }
+
+    private static void assertReplicasIdentical() throws Exception {
+        assertThat(cluster.check()).allSatisfy((t, v) -> assertThat(v).as(t).isEqualTo("same"));
+    }
+
+    @Test
+    void ddlAndAutocommitUpdatesReachEverySite() throws Exception {
+        try (Connection c = cluster.connect(0); Statement st = c.createStatement()) {
+            st.execute("CREATE TABLE plain(id int primary key, v text)");
+            assertThat(st.executeUpdate("INSERT INTO plain VALUES (1, 'one'), (2, 'two')")).isEqualTo(2);
+            try (ResultSet rs = st.executeQuery("SELECT v FROM plain ORDER BY id")) {
+                rs.next();
+                assertThat(rs.getString(1)).isEqualTo("one");
+            }
+        }
+        try (Connection c = cluster.connect(1); Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT count(*) FROM plain")) {
+            rs.next();
+            assertThat(rs.getInt(1)).isEqualTo(2);
+        }
+        assertReplicasIdentical();
+    }
+
+    @Test
+    void preparedBeyondThresholdBatchesReturningAndErrors() throws Exception {
+        try (Connection c = cluster.connect(1); Statement st = c.createStatement()) {
+            st.execute("CREATE TABLE prep(id serial primary key, v int not null, at timestamptz default now())");
+            try (PreparedStatement ps = c.prepareStatement("INSERT INTO prep(v) VALUES (?)")) {
+                for (int i = 0; i < 12; i++) {   // beyond prepareThreshold (5): named statements
+                    ps.setInt(1, i);
+                    assertThat(ps.executeUpdate()).isEqualTo(1);
+                }
+                for (int i = 0; i < 50; i++) {
+                    ps.setInt(1, 100 + i);
+                    ps.addBatch();
+                }
+                assertThat(ps.executeBatch()).hasSize(50);
+            }
+            try (PreparedStatement ps = c.prepareStatement("INSERT INTO prep(v) VALUES (?) RETURNING id", Statement.RETURN_GENERATED_KEYS)) {
+                ps.setInt(1, 7);
+                ps.executeUpdate();
+                try (ResultSet keys = ps.getGeneratedKeys()) {
+                    assertThat(keys.next()).isTrue();
+                    assertThat(keys.getInt(1)).isEqualTo(63);
+                }
+            }
+            assertThatThrownBy(() -> st.executeUpdate("INSERT INTO prep(id, v) VALUES (1, 1)"))
+                    .isInstanceOf(SQLException.class).satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("23505"));
+            try (PreparedStatement ps = c.prepareStatement("INSERT INTO prep(v) VALUES (?)")) {
+                ps.setInt(1, 1);
+                ps.addBatch();
+                ps.setNull(1, java.sql.Types.INTEGER);
+                ps.addBatch();
+                assertThatThrownBy(ps::executeBatch).isInstanceOf(BatchUpdateException.class);
+            }
+            try (ResultSet rs = st.executeQuery("SELECT count(*) FROM prep")) {
+                rs.next();
+                assertThat(rs.getInt(1)).isEqualTo(63);   // the failed batch left nothing
+            }
+            try (ResultSet rs = st.executeQuery("SELECT g, repeat('x', 100) FROM generate_series(1, 50000) g")) {
+                int n = 0;
+                while (rs.next()) n++;
+                assertThat(n).isEqualTo(50000);
+            }
+        }
+        assertReplicasIdentical();
+    }
+
+    @Test
+    void autocommitOffBlocksCommitEverywhere() throws Exception {
+        try (Connection c = cluster.connect(0); Statement st = c.createStatement()) {
+            st.execute("CREATE TABLE acct(id int primary key, balance int not null)");
+            st.execute("INSERT INTO acct SELECT g, 100 FROM generate_series(1, 5) g");
+            c.setAutoCommit(false);
+            try (ResultSet rs = st.executeQuery("SELECT balance FROM acct WHERE id = 1")) {
+                rs.next();
+                assertThat(rs.getInt(1)).isEqualTo(100);
+            }
+            st.executeUpdate("UPDATE acct SET balance = balance - 10 WHERE id = 1");
+            st.executeUpdate("UPDATE acct SET balance = balance + 10 WHERE id = 2");
+            c.commit();
+            st.executeUpdate("UPDATE acct SET balance = 0 WHERE id = 3");
+            c.rollback();
+            c.setAutoCommit(true);
+        }
+        try (Connection c = cluster.connect(1); Statement st = c.createStatement();
+             ResultSet rs = st.executeQuery("SELECT string_agg(balance::text, ',' ORDER BY id) FROM acct")) {
+            rs.next();
+            assertThat(rs.getString(1)).isEqualTo("90,110,100,100,100");
+        }
+        assertReplicasIdentical();
+    }
+
+    @Test
+    void cancelInterruptsALocalQuery() throws Exception {
+        try (Connection c = cluster.connect(0); Statement st = c.createStatement()) {
+            Thread.ofVirtual().start(() -> {
+                try {
+                    Thread.sleep(500);
+                    st.cancel();
+                } catch (Exception ignored) {
+                    // the assertion below fails if the cancel did not arrive
+                }
+            });
+            assertThatThrownBy(() -> st.execute("SELECT pg_sleep(20)"))
+                    .isInstanceOf(SQLException.class).satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("57014"));
+            try (ResultSet rs = st.executeQuery("SELECT 1")) {
+                assertThat(rs.next()).isTrue();
+            }
+        }
+    }
+}
