@@ -144,7 +144,6 @@ public final class LocalCluster {
                 out.printf("site %s: PostgreSQL: %s%n", e.name(), ex.getMessage());
             }
         }
-        Files.move(ClusterLayout.file(dir), dir.resolve("cluster.json.down"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
     }
 
     /** One line per site: processes alive, ports reachable. */

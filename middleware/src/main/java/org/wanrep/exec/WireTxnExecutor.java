@@ -135,6 +135,9 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
         StringBuilder b = new StringBuilder("BEGIN ISOLATION LEVEL READ COMMITTED");
         for (Map.Entry<String, String> s : new java.util.TreeMap<>(r.settings()).entrySet())
             b.append("; SELECT pg_catalog.set_config(").append(literal(s.getKey())).append(", ").append(literal(s.getValue())).append(", true)");
+        if (r.timestampMicros() != 0)
+            b.append("; SELECT pg_catalog.set_config('").append(org.wanrep.frontend.TimeRewriting.SETTING).append("', ")
+                    .append(literal(org.wanrep.frontend.TimeRewriting.format(r.timestampMicros()))).append(", true)");
         if (r.seed() != 0) b.append("; SELECT pg_catalog.setseed(").append(seedValue(r.seed())).append(")");
         return b.toString();
     }

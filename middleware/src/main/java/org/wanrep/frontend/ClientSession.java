@@ -274,6 +274,7 @@ public final class ClientSession implements Runnable {
             replyError(unit, PgError.error("0A000", "wanrep: the function-call protocol message is not supported"));
             return;
         }
+        unit = TimeRewriting.rewrite(unit);
         boolean executes = unit.stream().anyMatch(m -> m.kind() == 'Q' || m.kind() == 'E');
         UnitAnalysis a = executes ? ctx.classifier().analyze(statementTexts(unit)) : UnitAnalysis.local();
         if (a.route() == Route.REFUSED) {
@@ -331,7 +332,7 @@ public final class ClientSession implements Runnable {
         }
         long ts = nowMicros();
         long seed = a.random() ? RANDOM.nextLong() | 1 : 0;
-        List<WireMessage> local = a.timeFunctions() ? TimeRewriting.rewrite(unit, ts) : unit;
+        List<WireMessage> local = unit;
         TxnRequest r = new TxnRequest(ctx.engine().nextId(), TxnRequest.Kind.AUTOCOMMIT, a.tables(), database,
                 selfContained(local, new HashSet<>()), ts, seed, settings);
         WireTxnExecutor.OriginWork w = new WireTxnExecutor.OriginWork(backend, local);
@@ -373,6 +374,11 @@ public final class ClientSession implements Runnable {
             PgError e = backend.run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
             if (e != null) LOG.debug("could not set the block's isolation: {}", e);
         }
+        // the block's time, which its statement log carries to the other sites
+        if (backend.status() == 'T') {
+            PgError e = backend.run("SELECT pg_catalog.set_config('" + TimeRewriting.SETTING + "', '" + TimeRewriting.format(block.timestampMicros) + "', true)");
+            if (e != null) LOG.warn("could not fix the block's time: {}", e);
+        }
     }
 
     /**
@@ -411,8 +417,7 @@ public final class ClientSession implements Runnable {
     }
 
     private void runInBlock(List<WireMessage> unit, UnitAnalysis a) throws IOException {
-        List<WireMessage> local = a.timeFunctions() ? TimeRewriting.rewrite(unit, block.timestampMicros) : unit;
-        Relay r = relay(local);
+        Relay r = relay(unit);
         logInBlock(r);
         if (backend.status() == 'I') {   // the block ended by other means (cannot normally happen)
             LOG.warn("a transaction block ended without COMMIT/ROLLBACK from the client");

@@ -13,9 +13,13 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Fixes the transaction time in a request's SQL: now(), current_timestamp and their relatives
- * become the origin's timestamp as a literal, so every site stores the same value. Only code is
- * rewritten, never string literals, quoted identifiers or comments.
+ * Makes the transaction time replicable: now(), current_timestamp and their relatives become an
+ * expression that reads the timestamp the origin fixed for the transaction (setting
+ * {@code wanrep.ts}, set locally in every replicated transaction at every site) and falls back to
+ * now() where none is set (local reads). Being an expression, not a literal, it also serves named
+ * statements prepared once and executed in many transactions. Only code is rewritten, never string
+ * literals, quoted identifiers, comments or dollar-quoted bodies, and only in data-manipulating
+ * statements: in DDL they are definitions (a column default, a view) that must stay functions.
  */
 public final class TimeRewriting {
     private TimeRewriting() {}
@@ -25,19 +29,53 @@ public final class TimeRewriting {
             Pattern.CASE_INSENSITIVE);
     private static final DateTimeFormatter TS = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss.SSSSSS").withZone(ZoneOffset.UTC);
 
-    public static List<WireMessage> rewrite(List<WireMessage> unit, long micros) {
+    /** The setting that holds a replicated transaction's timestamp. */
+    public static final String SETTING = "wanrep.ts";
+    private static final String TS_EXPR = "(coalesce(nullif(pg_catalog.current_setting('" + SETTING
+            + "', true), '')::timestamptz, pg_catalog.now()))";
+    private static final Pattern ANY = Pattern.compile("(?i)now|current_|localtime|transaction_timestamp");
+
+    /** The request with every Query and Parse text rewritten (the same list if nothing changes). */
+    public static List<WireMessage> rewrite(List<WireMessage> unit) {
+        boolean any = false;
+        for (WireMessage m : unit) if ((m.kind() == 'Q' || m.kind() == 'P') && ANY.matcher(text(m)).find()) any = true;
+        if (!any) return unit;
         List<WireMessage> out = new ArrayList<>(unit.size());
         for (WireMessage m : unit) {
-            if (m.kind() == 'Q') out.add(WireMessage.query(rewrite(m.queryText(), micros)));
-            else if (m.kind() == 'P') out.add(Messages.withParseQuery(m, rewrite(Messages.parseQuery(m), micros)));
+            if (m.kind() == 'Q') out.add(WireMessage.query(rewrite(m.queryText())));
+            else if (m.kind() == 'P') out.add(Messages.withParseQuery(m, rewrite(Messages.parseQuery(m))));
             else out.add(m);
         }
         return out;
     }
 
-    /** The SQL with time functions replaced by literals of the same type. */
-    public static String rewrite(String sql, long micros) {
-        String ts = "'" + TS.format(Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1000)) + "+00'::timestamptz";
+    private static String text(WireMessage m) { return m.kind() == 'Q' ? m.queryText() : Messages.parseQuery(m); }
+
+    /** The literal form of a timestamp for {@link #SETTING}. */
+    public static String format(long micros) {
+        return TS.format(Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1000)) + "+00";
+    }
+
+    private static final Pattern DML = Pattern.compile("(?is)\\s*(/\\*.*?\\*/\\s*|--[^\\n]*\\n\\s*)*(select|insert|update|delete|merge|with|values|table)\\b.*");
+
+    /**
+     * The SQL with time functions replaced by literals of the same type, in data-manipulating
+     * statements only: in DDL they are definitions (a column default, a view) that must stay functions.
+     */
+    public static String rewrite(String sql) {
+        if (!ANY.matcher(sql).find()) return sql;
+        List<String> stmts = UnitClassifier.splitStatements(sql);
+        if (stmts.size() <= 1) return DML.matcher(sql).matches() ? rewriteStatement(sql) : sql;
+        StringBuilder b = new StringBuilder();
+        for (String st : stmts) {
+            if (!b.isEmpty()) b.append(';');
+            b.append(DML.matcher(st).matches() ? rewriteStatement(st) : st);
+        }
+        return b.toString();
+    }
+
+    private static String rewriteStatement(String sql) {
+        String ts = TS_EXPR;
         StringBuilder out = new StringBuilder(sql.length() + 32);
         int n = sql.length(), i = 0, codeStart = 0;
         while (i < n) {

@@ -1,0 +1,43 @@
+package org.wanrep.cli;
+
+import org.wanrep.config.Config;
+import org.wanrep.site.Site;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+
+@Command(name = "middleware", mixinStandardHelpOptions = true,
+        description = "Run one wanrep site: the proxy in front of this site's PostgreSQL replica.")
+final class MiddlewareCommand implements Callable<Integer> {
+    @Option(names = "--config", required = true, description = "configuration file (YAML or properties)")
+    Path config;
+
+    @Option(names = "--site", required = true, description = "this site's name (one of the configured sites)")
+    String site;
+
+    @Option(names = "--set", description = "override a setting, key=value (repeatable)")
+    List<String> overrides = new ArrayList<>();
+
+    @Option(names = "--join-timeout-s", defaultValue = "120", description = "how long to wait for a majority of sites (default: ${DEFAULT-VALUE})")
+    int joinTimeoutS;
+
+    @Override public Integer call() throws Exception {
+        Config c = Config.load(config, overrides);
+        System.out.printf("wanrep site %s: joining the group (waiting for a majority of %s)...%n", site, Site.sites(c));
+        Site s = Site.start(c, site, Duration.ofSeconds(joinTimeoutS));
+        System.out.printf("wanrep site %s: ready, clients connect to port %d%n", site, s.proxyPort());
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            s.close();
+            stopped.countDown();
+        }));
+        stopped.await();
+        return 0;
+    }
+}
