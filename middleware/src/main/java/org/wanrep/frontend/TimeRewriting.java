@@ -18,8 +18,9 @@ import java.util.regex.Pattern;
  * {@code wanrep.ts}, set locally in every replicated transaction at every site) and falls back to
  * now() where none is set (local reads). Being an expression, not a literal, it also serves named
  * statements prepared once and executed in many transactions. Only code is rewritten, never string
- * literals, quoted identifiers, comments or dollar-quoted bodies, and only in data-manipulating
- * statements: in DDL they are definitions (a column default, a view) that must stay functions.
+ * literals, quoted identifiers, comments or dollar-quoted bodies. DDL is rewritten too: a column
+ * {@code DEFAULT now()} then reads the replicated time as well, instead of each site's clock.
+ * Function bodies are not rewritten (their language may not be SQL).
  */
 public final class TimeRewriting {
     private TimeRewriting() {}
@@ -56,7 +57,6 @@ public final class TimeRewriting {
         return TS.format(Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1000)) + "+00";
     }
 
-    private static final Pattern DML = Pattern.compile("(?is)\\s*(/\\*.*?\\*/\\s*|--[^\\n]*\\n\\s*)*(select|insert|update|delete|merge|with|values|table)\\b.*");
 
     /**
      * The SQL with time functions replaced by literals of the same type, in data-manipulating
@@ -64,14 +64,7 @@ public final class TimeRewriting {
      */
     public static String rewrite(String sql) {
         if (!ANY.matcher(sql).find()) return sql;
-        List<String> stmts = UnitClassifier.splitStatements(sql);
-        if (stmts.size() <= 1) return DML.matcher(sql).matches() ? rewriteStatement(sql) : sql;
-        StringBuilder b = new StringBuilder();
-        for (String st : stmts) {
-            if (!b.isEmpty()) b.append(';');
-            b.append(DML.matcher(st).matches() ? rewriteStatement(st) : st);
-        }
-        return b.toString();
+        return rewriteStatement(sql);
     }
 
     private static String rewriteStatement(String sql) {

@@ -69,6 +69,15 @@ public final class Site implements AutoCloseable {
 
     /** Starts site {@code name}: joins the group, waits to be in a primary view, then opens the proxy port. */
     public static Site start(Config cluster, String name, Duration joinTimeout) throws Exception {
+        return start(cluster, name, joinTimeout, java.util.function.UnaryOperator.identity());
+    }
+
+    /**
+     * As {@link #start(Config, String, Duration)}; {@code listenerWrapper} may interpose on the
+     * deliveries (tests use it to force optimistic orders that differ from the final order).
+     */
+    public static Site start(Config cluster, String name, Duration joinTimeout,
+                             java.util.function.UnaryOperator<org.wanrep.gcs.GcsListener> listenerWrapper) throws Exception {
         List<String> sites = sites(cluster);
         if (!sites.contains(name)) throw new Config.ConfigException("site '" + name + "' is not one of " + sites);
         if (!cluster.get("execution").equals("symmetric"))
@@ -87,7 +96,7 @@ public final class Site implements AutoCloseable {
         String incarnation = Long.toString(System.currentTimeMillis());
         GcsSettings gs = new GcsSettings(c.get("cluster.name"), name, incarnation, sites, c.get("sequencer"), c.get("gcs.host"),
                 c.getInt("gcs.port"), hosts, matrix, c.getDouble("gcs.jitter_ms"), c.getInt("gcs.ack_interval_ms"), true);
-        JGroupsGcs gcs = JGroupsGcs.start(gs, engine);
+        JGroupsGcs gcs = JGroupsGcs.start(gs, listenerWrapper.apply(engine));
         engine.attach(gcs);
         gcs.awaitPrimary(sites.size() / 2 + 1, joinTimeout);
         SiteContext ctx = new SiteContext(name, target, UserDirectory.parse(c.get("users")), engine, new UnitClassifier(),

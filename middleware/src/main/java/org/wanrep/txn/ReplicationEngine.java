@@ -364,6 +364,9 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         for (CompletableFuture<Txn> f : fs) f.completeExceptionally(new IllegalStateException("site " + site + " stopped: " + reason));
     }
 
+    /** Transactions delivered here and not finished yet (0 when this site has caught up). */
+    public synchronized int pending() { return txns.size(); }
+
     /** Diagnostics: transactions here, waiting for locks, lock queues. */
     public synchronized String describe() {
         return "site " + site + ": " + txns.size() + " transactions, " + locks.waiting() + " waiting for locks, queues " + locks.queueLengths();

@@ -23,6 +23,11 @@ final class TestCluster implements AutoCloseable {
     final Config config;
 
     TestCluster(List<String> sites, String matrix, Map<String, String> extra) throws Exception {
+        this(sites, matrix, extra, java.util.function.UnaryOperator.identity());
+    }
+
+    TestCluster(List<String> sites, String matrix, Map<String, String> extra,
+                java.util.function.UnaryOperator<org.wanrep.gcs.GcsListener> wrapper) throws Exception {
         this.sites = sites;
         Map<String, String> m = new HashMap<>();
         m.put("cluster.name", "test-" + System.nanoTime());
@@ -48,7 +53,7 @@ final class TestCluster implements AutoCloseable {
             int k = i;
             starters.add(Thread.ofPlatform().start(() -> {
                 try {
-                    started[k] = Site.start(config, sites.get(k), Duration.ofSeconds(60));
+                    started[k] = Site.start(config, sites.get(k), Duration.ofSeconds(60), wrapper);
                 } catch (Exception e) {
                     failed[0] = e;
                 }
@@ -62,15 +67,24 @@ final class TestCluster implements AutoCloseable {
         }
     }
 
+    Site site(int i) { return running.stream().filter(s -> s.name().equals(sites.get(i))).findFirst().orElseThrow(); }
+
+    /** Crashes site i (its proxy, member and engine; its PostgreSQL keeps running for inspection). */
+    void crash(int i) {
+        Site s = site(i);
+        s.crash();
+        running.remove(s);
+    }
+
     int proxyPort(int i) { return config.forSite(sites.get(i)).getInt("proxy.port"); }
 
     String url(int i, String extraParams) {
         return "jdbc:postgresql://127.0.0.1:" + proxyPort(i) + "/postgres" + (extraParams.isEmpty() ? "" : "?" + extraParams);
     }
 
-    Connection connect(int i) throws Exception { return connect(i, ""); }
+    Connection connect(int i) throws java.sql.SQLException { return connect(i, ""); }
 
-    Connection connect(int i, String extraParams) throws Exception {
+    Connection connect(int i, String extraParams) throws java.sql.SQLException {
         Properties p = new Properties();
         p.setProperty("user", "postgres");
         return DriverManager.getConnection(url(i, extraParams), p);
@@ -87,8 +101,35 @@ final class TestCluster implements AutoCloseable {
         return out;
     }
 
-    /** Verdict per table; every value "same" when the replicas are identical. */
-    Map<String, String> check() throws Exception { return TableDigest.compare(sites, digests()); }
+    /** Verdict per table once every site has finished what it was delivered; all "same" when identical. */
+    Map<String, String> check() throws Exception {
+        awaitQuiescent();
+        return TableDigest.compare(sites, digests());
+    }
+
+    /** Verdict per table across the given sites only (e.g. the survivors of a crash). */
+    Map<String, String> check(List<Integer> which) throws Exception {
+        awaitQuiescent();
+        List<String> names = new ArrayList<>();
+        List<Map<String, TableDigest.Digest>> ds = new ArrayList<>();
+        for (int i : which) {
+            names.add(sites.get(i));
+            try (Connection c = pgs.get(i).connect()) {
+                ds.add(TableDigest.of(c));
+            }
+        }
+        return TableDigest.compare(names, ds);
+    }
+
+    /** Waits until no running site has a delivered transaction left to finish. */
+    void awaitQuiescent() throws InterruptedException {
+        long end = System.nanoTime() + 60_000_000_000L;
+        while (System.nanoTime() < end) {
+            if (running.stream().allMatch(s -> s.engine().pending() == 0)) return;
+            Thread.sleep(20);
+        }
+        throw new IllegalStateException("sites still busy after 60 s: " + running.stream().map(s -> s.engine().describe()).toList());
+    }
 
     @Override public void close() throws Exception {
         for (Site s : running) s.close();
