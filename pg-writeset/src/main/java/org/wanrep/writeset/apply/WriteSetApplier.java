@@ -31,7 +31,9 @@ import java.util.Map;
  *       different tables may be reordered, which is safe because foreign keys are triggers and
  *       triggers do not fire under the replica role. Deferrable constraints are deferred to commit.</li>
  *   <li>Values are bound as text and cast to the column type ({@code ?::numeric(40,10)}), so every
- *       type reads back exactly what the origin wrote.</li>
+ *       type reads back exactly what the origin wrote. Rows whose shape occurs fewer than 4 times go
+ *       instead as literal statements ({@code 'text'::type}) in one Statement batch with the others,
+ *       so a write set of many small different statements costs one round trip, not one each.</li>
  *   <li>UPDATE sets only the columns present (absent = TOAST-unchanged, left alone). UPDATE and DELETE
  *       find the row by its old key, and each must touch exactly one row, or the replica has diverged.</li>
  * </ul>
@@ -50,12 +52,19 @@ public final class WriteSetApplier implements AutoCloseable {
         }
     };
 
+    private final Statement literalBatch;
+
     public WriteSetApplier(Connection connection, String originName) throws SQLException {
         this.c = connection;
         c.setAutoCommit(true);
         try (Statement st = c.createStatement()) {
             st.execute("SET session_replication_role = replica");
+            try (ResultSet rs = st.executeQuery("SHOW standard_conforming_strings")) {
+                rs.next();
+                if (!"on".equals(rs.getString(1))) throw new SQLException("the applier needs standard_conforming_strings = on", "55000");
+            }
         }
+        literalBatch = c.createStatement();
         ensureOrigin(c, originName);
         try (PreparedStatement ps = c.prepareStatement("SELECT pg_replication_origin_session_setup(?)")) {
             ps.setString(1, originName);
@@ -88,10 +97,24 @@ public final class WriteSetApplier implements AutoCloseable {
     public Duration apply(WriteSet ws) throws SQLException {
         long t0 = System.nanoTime();
         try {
-            try (Statement st = c.createStatement()) {
-                st.execute("SET CONSTRAINTS ALL DEFERRED");
+            // Single-row groups go as literal statements in one Statement batch (one round trip for all of
+            // them); groups of several rows as prepared batches (one Parse, then Bind/Execute per row).
+            List<String> literal = new ArrayList<>();
+            List<RowChange> literalRows = new ArrayList<>();
+            literal.add("SET CONSTRAINTS ALL DEFERRED");   // deferrable checks see the result, as at the origin
+            literalRows.add(null);
+            for (Group g : plan(ws.rows())) {
+                if (g.rows().size() >= PREPARED_FROM) {
+                    runLiteral(literal, literalRows);
+                    runPrepared(g);
+                } else {
+                    for (RowChange r : g.rows()) {
+                        literal.add(literalSql(r));
+                        literalRows.add(r);
+                    }
+                }
             }
-            for (Group g : plan(ws.rows())) run(g);
+            runLiteral(literal, literalRows);
             c.commit();
         } catch (SQLException | RuntimeException e) {
             try { c.rollback(); } catch (SQLException r) { e.addSuppressed(r); }
@@ -99,6 +122,9 @@ public final class WriteSetApplier implements AutoCloseable {
         }
         return Duration.ofNanos(System.nanoTime() - t0);
     }
+
+    /** From this many rows of one shape on, a prepared batch beats literal statements (parsed and planned per row). */
+    private static final int PREPARED_FROM = 4;
 
     /** Rows sharing one statement text, in the order they must run. */
     record Group(String sql, RowChange.Action action, List<RowChange> rows) {}
@@ -123,6 +149,11 @@ public final class WriteSetApplier implements AutoCloseable {
 
     /** The statement for a row; it depends only on the row's shape, never on its values (NULL keys aside). */
     static String sql(RowChange r) {
+        return render(r, v -> "?");
+    }
+
+    /** {@code param} renders each value's placeholder: "?" for prepared statements, a literal otherwise. */
+    private static String render(RowChange r, java.util.function.UnaryOperator<String> param) {
         String table = quote(r.schema()) + "." + quote(r.table());
         StringBuilder s = new StringBuilder(128);
         switch (r.action()) {
@@ -130,7 +161,7 @@ public final class WriteSetApplier implements AutoCloseable {
                 s.append("INSERT INTO ").append(table).append(" (");
                 for (int i = 0; i < r.values().size(); i++) s.append(i == 0 ? "" : ", ").append(quote(r.values().get(i).name()));
                 s.append(") VALUES (");
-                for (int i = 0; i < r.values().size(); i++) s.append(i == 0 ? "" : ", ").append("?::").append(r.values().get(i).type());
+                for (int i = 0; i < r.values().size(); i++) s.append(i == 0 ? "" : ", ").append(param.apply(r.values().get(i).value())).append("::").append(r.values().get(i).type());
                 s.append(')');
             }
             case UPDATE -> {
@@ -141,19 +172,19 @@ public final class WriteSetApplier implements AutoCloseable {
                 }
                 for (int i = 0; i < r.values().size(); i++) {
                     ColumnValue v = r.values().get(i);
-                    s.append(i == 0 ? "" : ", ").append(quote(v.name())).append(" = ?::").append(v.type());
+                    s.append(i == 0 ? "" : ", ").append(quote(v.name())).append(" = ").append(param.apply(v.value())).append("::").append(v.type());
                 }
-                where(s, r.key());
+                where(s, r.key(), param);
             }
             case DELETE -> {
                 s.append("DELETE FROM ").append(table);
-                where(s, r.key());
+                where(s, r.key(), param);
             }
         }
         return s.toString();
     }
 
-    private static void where(StringBuilder s, List<ColumnValue> key) {
+    private static void where(StringBuilder s, List<ColumnValue> key, java.util.function.UnaryOperator<String> param) {
         if (key.isEmpty()) throw new IllegalArgumentException("UPDATE/DELETE without key");
         s.append(" WHERE ");
         for (int i = 0; i < key.size(); i++) {
@@ -161,11 +192,11 @@ public final class WriteSetApplier implements AutoCloseable {
             s.append(i == 0 ? "" : " AND ").append(quote(k.name()));
             // only REPLICA IDENTITY FULL keys can be NULL; "= NULL" would never match
             if (k.isNull()) s.append(" IS NULL");
-            else s.append(" = ?::").append(k.type());
+            else s.append(" = ").append(param.apply(k.value())).append("::").append(k.type());
         }
     }
 
-    private void run(Group g) throws SQLException {
+    private void runPrepared(Group g) throws SQLException {
         PreparedStatement ps = statements.get(g.sql());
         if (ps == null) {
             ps = c.prepareStatement(g.sql());
@@ -178,20 +209,43 @@ public final class WriteSetApplier implements AutoCloseable {
                 for (ColumnValue k : r.key()) if (!k.isNull()) bind(ps, i++, k.value());
             ps.addBatch();
         }
-        int[] counts;
+        verify(execute(ps), g.rows());
+    }
+
+    private void runLiteral(List<String> sql, List<RowChange> rows) throws SQLException {
+        if (sql.isEmpty()) return;
+        for (String q : sql) literalBatch.addBatch(q);
+        int[] counts = execute(literalBatch);
+        for (int k = 0; k < rows.size(); k++) if (rows.get(k) != null) verify(counts[k], rows.get(k));
+        sql.clear();
+        rows.clear();
+    }
+
+    private static int[] execute(Statement st) throws SQLException {
         try {
-            counts = ps.executeBatch();
+            return st.executeBatch();
         } catch (java.sql.BatchUpdateException e) {
             // pgjdbc wraps the server's error: surface it with its SQLSTATE
             SQLException cause = e.getNextException() != null ? e.getNextException() : e;
             throw new SQLException("applying write set: " + cause.getMessage(), cause.getSQLState(), e);
+        } finally {
+            st.clearBatch();
         }
-        for (int k = 0; k < counts.length; k++) {
-            boolean ok = counts[k] == 1 || (counts[k] == Statement.SUCCESS_NO_INFO && g.action() == Action.INSERT);
-            if (!ok) throw new WriteSetDivergenceException("write set diverges from this replica: " + g.action() + " on "
-                    + g.rows().get(k).qualifiedTable() + " touched " + counts[k] + " rows instead of 1 (key "
-                    + describe(g.rows().get(k).key()) + ")");
-        }
+    }
+
+    private static void verify(int[] counts, List<RowChange> rows) throws SQLException {
+        for (int k = 0; k < counts.length; k++) verify(counts[k], rows.get(k));
+    }
+
+    private static void verify(int count, RowChange r) throws SQLException {
+        boolean ok = count == 1 || (count == Statement.SUCCESS_NO_INFO && r.action() == Action.INSERT);
+        if (!ok) throw new WriteSetDivergenceException("write set diverges from this replica: " + r.action() + " on "
+                + r.qualifiedTable() + " touched " + count + " rows instead of 1 (key " + describe(r.key()) + ")");
+    }
+
+    /** The row's statement with its values inlined as string literals (standard_conforming_strings is on). */
+    static String literalSql(RowChange r) {
+        return render(r, v -> v == null ? "NULL" : "'" + v.replace("'", "''") + "'");
     }
 
     private static void bind(PreparedStatement ps, int i, String value) throws SQLException {
@@ -217,6 +271,7 @@ public final class WriteSetApplier implements AutoCloseable {
         }
         statements.clear();
         if (c.isClosed()) return;
+        literalBatch.close();
         c.rollback();
         c.setAutoCommit(true);
         try (Statement st = c.createStatement()) {
