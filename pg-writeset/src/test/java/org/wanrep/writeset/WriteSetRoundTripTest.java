@@ -216,6 +216,20 @@ class WriteSetRoundTripTest {
     }
 
     @Test
+    void writeSetArrivingBeforeAnyoneExpectsItIsKept() throws Exception {
+        try (Statement st = ca.createStatement()) {
+            st.execute("BEGIN; INSERT INTO acct VALUES (6000, 'early', 1); SELECT pg_logical_emit_message(true, 'wanrep', 'early-1'); COMMIT");
+        }
+        waitFor(() -> capA.stats().handedOver() > 0 && capA.stats().transactions() >= 1);
+        Thread.sleep(200);
+        WriteSet ws = capA.expect("early-1").get(10, TimeUnit.SECONDS);
+        assertThat(ws.tag()).isEqualTo("early-1");
+        applier.apply(ws);
+        ship("DELETE FROM acct WHERE id = 6000");
+        assertSameContents();
+    }
+
+    @Test
     void divergenceFailsLoudlyAndRollsBack() throws Exception {
         ship("INSERT INTO acct VALUES (8000, 'div', 1), (8001, 'div2', 2)");
         try (Statement st = cb.createStatement()) { st.execute("DELETE FROM acct WHERE id = 8001"); }   // B drifts
