@@ -1,0 +1,415 @@
+package org.wanrep.writeset.capture;
+
+import org.postgresql.PGConnection;
+import org.postgresql.PGProperty;
+import org.postgresql.replication.LogSequenceNumber;
+import org.postgresql.replication.PGReplicationStream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.wanrep.writeset.KeyCheck;
+import org.wanrep.writeset.WriteSet;
+import org.wanrep.writeset.WriteSetRefusedException;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
+
+/**
+ * Captures the write sets of this replica's committed transactions from a logical replication slot
+ * (wal2json format-version 2 over pgjdbc's replication protocol) and hands each to whoever waits
+ * for its tag. The middleware tags a transaction with
+ * {@code SELECT pg_logical_emit_message(true, '<tagPrefix>', '<tag>')} before its COMMIT.
+ * <p>
+ * Threads: one reader owns the replication connection and only reads, parses and assembles; it never
+ * waits on anyone, because pgjdbc sends the status updates that keep the walsender alive from inside
+ * read calls. A handover thread completes the futures (dependents of {@link #expect} run there
+ * unless they use async stages), looks up tables in the catalog, and then publishes the commit's end
+ * LSN, which the reader confirms to the server: a transaction is acknowledged only after hand-over.
+ * <p>
+ * Delivery is at-least-once: after a reconnect the server resends from the slot's confirmed
+ * position; tags already handed over are dropped. Transactions applied by a {@code WriteSetApplier}
+ * carry a replication origin and are skipped, so applied write sets are not captured again.
+ */
+public final class WriteSetCapture implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(WriteSetCapture.class);
+
+    /** Settings; {@link #config} gives the defaults. */
+    public static final class Config {
+        String jdbcUrl;
+        Properties properties = new Properties();
+        String slotName;
+        String tagPrefix = "wanrep";
+        long maxTransactionBytes = 64L << 20;
+        NumericNullPolicy numericNulls = NumericNullPolicy.NULL_IS_NULL;
+        Consumer<WriteSet> untagged = ws -> log.debug("untagged transaction with {} rows ignored", ws.rows().size());
+        int unclaimedLimit = 10_000;
+        int rememberedTags = 100_000;
+        Duration reconnectDelay = Duration.ofMillis(500);
+        Duration statusInterval = Duration.ofSeconds(1);
+
+        public Config tagPrefix(String p) { tagPrefix = p; return this; }
+        /** Refuse (fail the waiter) a transaction whose change records exceed this many bytes of JSON. */
+        public Config maxTransactionBytes(long n) { maxTransactionBytes = n; return this; }
+        public Config numericNulls(NumericNullPolicy p) { numericNulls = p; return this; }
+        /** Called (on the handover thread) with every non-empty transaction that carries no tag. */
+        public Config untaggedListener(Consumer<WriteSet> l) { untagged = l; return this; }
+        /** How many write sets that arrive before anyone {@link #expect}s them are kept. */
+        public Config unclaimedLimit(int n) { unclaimedLimit = n; return this; }
+        public Config reconnectDelay(Duration d) { reconnectDelay = d; return this; }
+        public Config statusInterval(Duration d) { statusInterval = d; return this; }
+        public Config property(String k, String v) { properties.setProperty(k, v); return this; }
+    }
+
+    public static Config config(String jdbcUrl, String user, String slotName) {
+        Config c = new Config();
+        c.jdbcUrl = jdbcUrl;
+        c.slotName = slotName;
+        c.properties.setProperty("user", user);
+        return c;
+    }
+
+    /** Counters, for metrics and tests. */
+    public record Stats(long transactions, long handedOver, long refused, long untagged, long skippedOrigin,
+                        long duplicates, long reconnects, String confirmedLsn) {}
+
+    private final Config cfg;
+    private final Wal2JsonParser parser;
+    private final TransactionAssembler assembler;
+    private final Thread reader;
+    private final ExecutorService handover;
+    private volatile boolean running = true;
+    private volatile boolean connected;
+
+    private final AtomicLong handedOverLsn = new AtomicLong(0);
+    private final AtomicLong transactions = new AtomicLong(), handedOver = new AtomicLong(), refused = new AtomicLong(),
+            untagged = new AtomicLong(), skippedOrigin = new AtomicLong(), duplicates = new AtomicLong(), reconnects = new AtomicLong();
+
+    // guarded by this: waiters, write sets nobody waits for yet, and tags already handed over
+    private final Map<String, CompletableFuture<WriteSet>> waiters = new HashMap<>();
+    private final LinkedHashMap<String, CompletableFuture<WriteSet>> unclaimed = new LinkedHashMap<>();
+    private final LinkedHashMap<String, Boolean> delivered;
+
+    // used on the handover thread only
+    private Connection catalog;
+    private final Set<String> tablesWithIdentity = new HashSet<>();
+
+    private WriteSetCapture(Config cfg) {
+        this.cfg = cfg;
+        this.parser = new Wal2JsonParser(cfg.numericNulls, (int) Math.min(Integer.MAX_VALUE, cfg.maxTransactionBytes));
+        this.assembler = new TransactionAssembler(cfg.tagPrefix, cfg.maxTransactionBytes);
+        int remembered = cfg.rememberedTags;
+        this.delivered = new LinkedHashMap<>(1024, 0.75f, false) {
+            @Override protected boolean removeEldestEntry(Map.Entry<String, Boolean> e) { return size() > remembered; }
+        };
+        this.handover = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "wanrep-capture-handover-" + cfg.slotName);
+            t.setDaemon(true);
+            return t;
+        });
+        this.reader = new Thread(this::readLoop, "wanrep-capture-reader-" + cfg.slotName);
+        this.reader.setDaemon(true);
+    }
+
+    /**
+     * Starts streaming from the slot (which must exist: {@link #createSlot}). Returns once the
+     * replication connection is up, or throws if the first connection fails.
+     */
+    public static WriteSetCapture start(Config cfg) throws SQLException {
+        WriteSetCapture c = new WriteSetCapture(cfg);
+        // the first connection is opened here so that a wrong slot or missing plugin is the caller's error
+        Connection conn = c.openReplication();
+        PGReplicationStream stream;
+        try {
+            stream = c.startStream(conn);
+        } catch (SQLException e) {
+            conn.close();
+            throw explainPluginError(e);
+        }
+        c.firstConn = conn;   // Thread.start() publishes these to the reader
+        c.firstStream = stream;
+        c.reader.start();
+        return c;
+    }
+
+    private Connection firstConn;
+    private PGReplicationStream firstStream;
+
+    /** A future completed with the write set of the transaction tagged {@code tag}, or failed with why it cannot be shipped. */
+    public synchronized CompletableFuture<WriteSet> expect(String tag) {
+        CompletableFuture<WriteSet> early = unclaimed.remove(tag);
+        if (early != null) return early;
+        CompletableFuture<WriteSet> f = waiters.computeIfAbsent(tag, k -> new CompletableFuture<>());
+        // a waiter that gives up (timeout, cancel) must not leak
+        f.whenComplete((ws, e) -> { if (e != null) synchronized (this) { waiters.remove(tag, f); } });
+        return f;
+    }
+
+    public boolean isConnected() { return connected; }
+
+    public Stats stats() {
+        long l = handedOverLsn.get();
+        return new Stats(transactions.get(), handedOver.get(), refused.get(), untagged.get(), skippedOrigin.get(),
+                duplicates.get(), reconnects.get(), l == 0 ? null : LogSequenceNumber.valueOf(l).asString());
+    }
+
+    // ---------------------------------------------------------------- reader thread
+
+    private Connection openReplication() throws SQLException {
+        Properties p = new Properties();
+        p.putAll(cfg.properties);
+        PGProperty.REPLICATION.set(p, "database");
+        PGProperty.ASSUME_MIN_SERVER_VERSION.set(p, "10");   // without it pgjdbc never sends replication=database
+        PGProperty.PREFER_QUERY_MODE.set(p, "simple");
+        return DriverManager.getConnection(cfg.jdbcUrl, p);
+    }
+
+    private PGReplicationStream startStream(Connection conn) throws SQLException {
+        return conn.unwrap(PGConnection.class).getReplicationAPI().replicationStream().logical()
+                .withSlotName(cfg.slotName)
+                .withSlotOption("format-version", "2")
+                .withSlotOption("include-xids", "1")
+                .withSlotOption("include-pk", "1")
+                .withSlotOption("include-types", "1")
+                .withSlotOption("include-type-oids", "1")
+                .withSlotOption("include-not-null", "1")
+                .withSlotOption("include-origin", "1")
+                .withSlotOption("include-lsn", "1")
+                .withSlotOption("include-timestamp", "0")
+                .withSlotOption("add-msg-prefixes", cfg.tagPrefix)
+                .withStatusInterval((int) Math.max(1, cfg.statusInterval.toMillis()), TimeUnit.MILLISECONDS)
+                .withAutomaticFlush(false)   // confirm only what was handed over
+                .start();
+    }
+
+    private void readLoop() {
+        Connection conn = firstConn;
+        PGReplicationStream stream = firstStream;
+        firstConn = null;
+        firstStream = null;
+        while (running) {
+            try {
+                if (stream == null) {
+                    conn = openReplication();
+                    stream = startStream(conn);
+                    reconnects.incrementAndGet();
+                    log.info("capture {} reconnected", cfg.slotName);
+                }
+                connected = true;
+                assembler.reset();
+                pump(stream);
+            } catch (SQLException | RuntimeException e) {
+                if (running) log.warn("capture {}: replication stream failed, reconnecting: {}", cfg.slotName, e.toString());
+            } finally {
+                connected = false;
+                closeQuietly(stream, conn);
+                stream = null;
+                conn = null;
+            }
+            if (running) LockSupport.parkNanos(cfg.reconnectDelay.toNanos());
+        }
+    }
+
+    private void pump(PGReplicationStream stream) throws SQLException {
+        long confirmed = 0;
+        long idle = 0;
+        while (running) {
+            ByteBuffer buf = stream.readPending();
+            long h = handedOverLsn.get();
+            if (h > confirmed) {
+                LogSequenceNumber lsn = LogSequenceNumber.valueOf(h);
+                stream.setFlushedLSN(lsn);
+                stream.setAppliedLSN(lsn);
+                confirmed = h;
+            }
+            if (buf == null) {
+                // back off from 50 us to 1 ms while idle: low latency after activity, little CPU when quiet
+                idle = Math.min(1_000_000, idle == 0 ? 50_000 : idle * 2);
+                LockSupport.parkNanos(idle);
+                continue;
+            }
+            idle = 0;
+            int len = buf.remaining();
+            TransactionAssembler.Assembled a;
+            if (len > cfg.maxTransactionBytes) {
+                assembler.tooBig(len);   // refuse without parsing (or holding) a huge record
+                continue;
+            }
+            try {
+                a = assembler.accept(parser.parse(buf.array(), buf.arrayOffset() + buf.position(), len), len);
+            } catch (IOException e) {
+                log.error("capture {}: unreadable wal2json record: {}", cfg.slotName, e.toString());
+                assembler.poison(e.getMessage());
+                continue;
+            }
+            if (a != null) {
+                transactions.incrementAndGet();
+                handover.execute(() -> handOver(a));
+            }
+        }
+        if (confirmed > 0) stream.forceUpdateStatus();
+    }
+
+    private static void closeQuietly(PGReplicationStream stream, Connection conn) {
+        try { if (stream != null && !stream.isClosed()) stream.close(); } catch (SQLException | RuntimeException ignored) { }
+        try { if (conn != null) conn.close(); } catch (SQLException | RuntimeException ignored) { }
+    }
+
+    // ---------------------------------------------------------------- handover thread
+
+    private void handOver(TransactionAssembler.Assembled a) {
+        try {
+            if (a.origin() != 0) {
+                skippedOrigin.incrementAndGet();   // applied by a WriteSetApplier: not ours to ship
+                return;
+            }
+            WriteSetRefusedException refusal = a.refusal();
+            if (refusal == null && !a.tablesWithoutPk().isEmpty()) refusal = checkKeyless(a.tablesWithoutPk());
+            if (a.tag() == null) {
+                if (refusal != null) log.warn("capture {}: untagged transaction {} not shippable: {}", cfg.slotName, a.xid(), refusal.getMessage());
+                else if (!a.rows().isEmpty()) {
+                    untagged.incrementAndGet();
+                    cfg.untagged.accept(new WriteSet("", a.rows()));
+                }
+                return;
+            }
+            if (refusal != null) refused.incrementAndGet();
+            deliver(a.tag(), refusal == null ? new WriteSet(a.tag(), a.rows()) : null, refusal);
+        } catch (RuntimeException e) {
+            log.error("capture {}: hand-over of transaction {} failed", cfg.slotName, a.xid(), e);
+        } finally {
+            handedOverLsn.accumulateAndGet(LogSequenceNumber.valueOf(a.endLsn()).asLong(), Math::max);
+        }
+    }
+
+    private void deliver(String tag, WriteSet ws, SQLException refusal) {
+        CompletableFuture<WriteSet> f;
+        synchronized (this) {
+            if (delivered.put(tag, Boolean.TRUE) != null) {
+                duplicates.incrementAndGet();   // resent after a reconnect
+                return;
+            }
+            f = waiters.remove(tag);
+            if (f == null) {
+                f = new CompletableFuture<>();
+                unclaimed.put(tag, f);
+                if (unclaimed.size() > cfg.unclaimedLimit) {
+                    String eldest = unclaimed.keySet().iterator().next();
+                    unclaimed.remove(eldest);
+                    log.warn("capture {}: nobody claimed write set {}; dropped", cfg.slotName, eldest);
+                }
+            }
+        }
+        handedOver.incrementAndGet();
+        if (refusal != null) f.completeExceptionally(refusal);
+        else f.complete(ws);
+    }
+
+    /** Tables a transaction wrote that have no primary key: shippable only under REPLICA IDENTITY FULL or USING INDEX. */
+    private WriteSetRefusedException checkKeyless(Set<String> tables) {
+        List<String> unknown = new ArrayList<>();
+        for (String t : tables) if (!tablesWithIdentity.contains(t)) unknown.add(t);
+        if (unknown.isEmpty()) return null;
+        try {
+            if (catalog == null || catalog.isClosed()) {
+                Properties p = new Properties();
+                p.putAll(cfg.properties);
+                catalog = DriverManager.getConnection(cfg.jdbcUrl, p);
+            }
+            List<String> missing = new ArrayList<>();
+            KeyCheck.identities(catalog, unknown).forEach((t, id) -> {
+                if (id == KeyCheck.Identity.NONE) missing.add(t);
+                else tablesWithIdentity.add(t);
+            });
+            return missing.isEmpty() ? null : KeyCheck.noIdentity(missing);
+        } catch (SQLException e) {
+            // the table may be gone already; refusing is the safe side
+            closeCatalog();
+            return new WriteSetRefusedException("cannot verify the replica identity of " + unknown + ": " + e.getMessage(),
+                    WriteSetRefusedException.NO_IDENTITY);
+        }
+    }
+
+    private void closeCatalog() {
+        try { if (catalog != null) catalog.close(); } catch (SQLException ignored) { }
+        catalog = null;
+    }
+
+    @Override public void close() {
+        running = false;
+        try {
+            reader.join(10_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        handover.shutdown();
+        try {
+            handover.awaitTermination(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        closeCatalog();
+        synchronized (this) {
+            SQLException closed = new SQLException("write-set capture " + cfg.slotName + " closed", "57P01");
+            List<CompletableFuture<WriteSet>> pending = new ArrayList<>(waiters.values());
+            waiters.clear();
+            pending.forEach(f -> f.completeExceptionally(closed));
+        }
+    }
+
+    // ---------------------------------------------------------------- slots
+
+    /**
+     * Creates the logical slot for wal2json on the database of {@code c} (a normal connection).
+     * Returns false if it already exists. Changes committed before are never captured.
+     */
+    public static boolean createSlot(Connection c, String slotName) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT 1 FROM pg_replication_slots WHERE slot_name = ?")) {
+            ps.setString(1, slotName);
+            try (ResultSet rs = ps.executeQuery()) { if (rs.next()) return false; }
+        }
+        try (PreparedStatement ps = c.prepareStatement("SELECT pg_create_logical_replication_slot(?, 'wal2json')")) {
+            ps.setString(1, slotName);
+            ps.execute();
+            return true;
+        } catch (SQLException e) {
+            throw explainPluginError(e);
+        }
+    }
+
+    /** Drops the slot (its pinned WAL goes with it). Returns false if there was none. */
+    public static boolean dropSlot(Connection c, String slotName) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = ?")) {
+            ps.setString(1, slotName);
+            try (ResultSet rs = ps.executeQuery()) { return rs.next(); }
+        }
+    }
+
+    private static SQLException explainPluginError(SQLException e) {
+        String m = String.valueOf(e.getMessage());
+        if ("58P01".equals(e.getSQLState()) || m.contains("wal2json") && (m.contains("could not access file") || m.contains("output_plugin_libraries")))
+            return new SQLException("the wal2json output plugin is not available on this PostgreSQL server (install"
+                    + " postgresql-15-wal2json; on 15.20+ also list it in output_plugin_libraries): " + m, e.getSQLState(), e);
+        return e;
+    }
+}
