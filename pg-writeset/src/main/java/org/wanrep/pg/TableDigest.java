@@ -27,7 +27,7 @@ public final class TableDigest {
         for (String[] t : userTables(c)) {
             String q = quote(t[0]) + "." + quote(t[1]);
             String order = orderBy(c, t[0], t[1]);
-            String sql = "SELECT count(*), coalesce(md5(string_agg(md5(r::text), '' ORDER BY " + order + ")), '') FROM " + q + " r";
+            String sql = "SELECT count(*), coalesce(md5(string_agg(md5(wanrep_row__::text), '' ORDER BY " + order + ")), '') FROM " + q + " wanrep_row__";
             try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
                 rs.next();
                 out.put(t[0] + "." + t[1], new Digest(rs.getLong(1), rs.getString(2)));
@@ -47,7 +47,7 @@ public final class TableDigest {
         return out;
     }
 
-    /** Primary-key columns of the row alias r, else the whole row (r::text). */
+    /** Primary-key columns of the row alias (unlikely to clash with a column name), else the whole row. */
     private static String orderBy(Connection c, String schema, String table) throws SQLException {
         String sql = "SELECT a.attname FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid JOIN pg_namespace n ON n.oid = c.relnamespace "
                 + "JOIN LATERAL unnest(i.indkey) WITH ORDINALITY k(attnum, ord) ON true "
@@ -58,10 +58,10 @@ public final class TableDigest {
             ps.setString(1, schema);
             ps.setString(2, table);
             try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) cols.add("r." + quote(rs.getString(1)));
+                while (rs.next()) cols.add("wanrep_row__." + quote(rs.getString(1)));
             }
         }
-        return cols.isEmpty() ? "r::text" : String.join(", ", cols);
+        return cols.isEmpty() ? "wanrep_row__::text" : String.join(", ", cols);
     }
 
     static String quote(String ident) { return "\"" + ident.replace("\"", "\"\"") + "\""; }

@@ -18,6 +18,7 @@ class TableDigestTest {
                 try (Statement st = c.createStatement()) {
                     st.execute("CREATE TABLE acct(id int primary key, bal numeric, note text)");
                     st.execute("CREATE TABLE log(v text)");   // no primary key
+                    st.execute("CREATE TABLE clash(id int primary key, r text)");   // a column named like a row alias
                 }
             }
             // same rows, inserted in different orders
@@ -29,6 +30,10 @@ class TableDigestTest {
             v = TableDigest.compare(List.of("a", "b"), List.of(TableDigest.of(ca), TableDigest.of(cb)));
             assertThat(v.get("public.acct")).startsWith("DIFFERENT");
             assertThat(v).containsEntry("public.log", "same");
+            try (Statement st = ca.createStatement()) { st.execute("INSERT INTO clash VALUES (1, null), (2, 'x')"); }
+            try (Statement st = cb.createStatement()) { st.execute("INSERT INTO clash VALUES (2, 'x')"); }
+            v = TableDigest.compare(List.of("a", "b"), List.of(TableDigest.of(ca), TableDigest.of(cb)));
+            assertThat(v.get("public.clash")).startsWith("DIFFERENT");
         }
     }
 }
