@@ -38,6 +38,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
         final List<WireMessage> replies = new ArrayList<>();
         boolean keepReplies;
         PgError error, commitError;
+        boolean fusedCommit;   // COMMIT went with the request: commit() only reports its outcome
         volatile boolean running;
     }
 
@@ -73,31 +74,57 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
         threads.execute(() -> done.completed(runOnce(t, w)));
     }
 
+    /**
+     * One attempt, in one round trip: our BEGIN (isolation, the origin's settings, time and seed), the
+     * request's messages and, when the delivery is already final, COMMIT, all pipelined. Replies are
+     * told apart by their ReadyForQuery: BEGIN's, then the request's, then COMMIT's.
+     */
     private Outcome runOnce(Txn t, Work w) {
         TxnRequest r = t.work();
         try {
             if (w.conn == null) w.conn = pool.borrow(r.database());
             w.replies.clear();
             w.error = null;
+            w.fusedCommit = false;
+            w.commitError = null;
             w.running = true;
-            PgError e = w.conn.run(beginSql(r));
-            if (e != null) {
-                LOG.warn("{}: BEGIN refused: {}", t, e);
-                w.error = e;
-                return TxnExecutor.transientState(e.sqlState()) ? Outcome.RETRY : Outcome.ERROR;
-            }
             List<WireMessage> ms = w.messages != null ? w.messages : r.messages();
+            int requestReadies = 0;
+            for (WireMessage m : ms) if (m.kind() == 'Q' || m.kind() == 'S') requestReadies++;
+            boolean fuse = t.isFinal() && requestReadies > 0;
+            w.conn.send(WireMessage.query(beginSql(r)));
             for (WireMessage m : ms) w.conn.send(m);
+            if (fuse) w.conn.send(WireMessage.query("COMMIT"));
             w.conn.flush();
+            int readies = 0;
+            PgError beginError = null;
+            String commitTag = null;
             while (!w.conn.tracker().idle()) {
                 if (w.conn.tracker().awaitingCopyData()) {   // a COPY whose data is not in the request
                     w.conn.send(org.wanrep.wire.Messages.copyFail("wanrep: no COPY data in the replicated request"));
                     w.conn.flush();
                 }
                 WireMessage m = w.conn.read();
-                if (m.kind() == 'E' && w.error == null) w.error = PgError.parse(m);
-                if (w.keepReplies) w.replies.add(m);
+                int phase = readies == 0 ? 0 : (readies <= requestReadies || requestReadies == 0) ? 1 : 2;
+                if (m.kind() == 'Z') readies++;
+                switch (phase) {
+                    case 0 -> { if (m.kind() == 'E' && beginError == null) beginError = PgError.parse(m); }
+                    case 1 -> {
+                        if (m.kind() == 'E' && w.error == null) w.error = PgError.parse(m);
+                        if (w.keepReplies) w.replies.add(m);
+                    }
+                    default -> {
+                        if (m.kind() == 'E' && w.commitError == null) w.commitError = PgError.parse(m);
+                        if (m.kind() == 'C') commitTag = org.wanrep.wire.Messages.commandTag(m);
+                    }
+                }
             }
+            if (beginError != null) {
+                LOG.warn("{}: BEGIN refused: {}", t, beginError);
+                w.error = beginError;
+            }
+            w.fusedCommit = fuse;
+            if (w.error == null && fuse && w.commitError != null) w.error = w.commitError;   // e.g. 40001 at COMMIT
             if (w.error == null) return Outcome.OK;
             return TxnExecutor.transientState(w.error.sqlState()) ? Outcome.RETRY : Outcome.ERROR;
         } catch (IOException | RuntimeException e) {
@@ -155,6 +182,12 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
 
     @Override public void commit(Txn t, Done done) {
         Work w = work(t);
+        if (w.fusedCommit) {
+            PgError e = w.commitError;
+            Outcome o = e == null ? Outcome.OK : TxnExecutor.transientState(e.sqlState()) ? Outcome.RETRY : Outcome.ERROR;
+            threads.execute(() -> done.completed(o));
+            return;
+        }
         threads.execute(() -> {
             try {
                 PgError e = w.conn.run("COMMIT");

@@ -276,7 +276,8 @@ public final class ClientSession implements Runnable {
         }
         unit = TimeRewriting.rewrite(unit);
         boolean executes = unit.stream().anyMatch(m -> m.kind() == 'Q' || m.kind() == 'E');
-        UnitAnalysis a = executes ? ctx.classifier().analyze(statementTexts(unit)) : UnitAnalysis.local();
+        List<String> texts = executes ? statementTexts(unit) : List.of();
+        UnitAnalysis a = executes ? ctx.classifier().analyze(texts) : UnitAnalysis.local();
         if (a.route() == Route.REFUSED) {
             if (block != null) raiseInBlock(unit, a.error());
             else replyError(unit, a.error());
@@ -303,7 +304,7 @@ public final class ClientSession implements Runnable {
                 default -> runInBlock(unit, a);
             }
         }
-        maybeRefreshSettings(unit);
+        if (a.route() == Route.LOCAL) maybeRefreshSettings(texts);
     }
 
     /** A read-only or session-local request: relayed, under middleware read locks if so configured. */
@@ -658,10 +659,12 @@ public final class ClientSession implements Runnable {
         }
     }
 
-    private void maybeRefreshSettings(List<WireMessage> unit) throws IOException {
-        for (String t : statementTexts(unit)) {
-            String s = t.toLowerCase(java.util.Locale.ROOT);
-            if (s.contains("search_path") || s.contains("reset") || s.contains("discard") || s.contains("timezone") || s.contains("time zone")) {
+    private static final java.util.regex.Pattern SETTING_CHANGE =
+            java.util.regex.Pattern.compile("(?i)search_path|reset|discard|timezone|time\\s+zone|datestyle|intervalstyle");
+
+    private void maybeRefreshSettings(List<String> texts) throws IOException {
+        for (String t : texts) {
+            if (SETTING_CHANGE.matcher(t).find()) {
                 refreshSettings();
                 return;
             }

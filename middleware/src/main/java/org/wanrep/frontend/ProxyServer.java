@@ -35,7 +35,7 @@ public final class ProxyServer implements AutoCloseable {
             try {
                 Socket s = server.accept();
                 clients.add(s);
-                Thread.ofVirtual().name("wanrep-client").start(() -> {
+                Thread.ofPlatform().name("wanrep-client").daemon().start(() -> {
                     try {
                         new ClientSession(ctx, new WireStream(s)).run();
                     } catch (IOException e) {

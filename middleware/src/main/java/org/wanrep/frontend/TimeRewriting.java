@@ -38,16 +38,16 @@ public final class TimeRewriting {
 
     /** The request with every Query and Parse text rewritten (the same list if nothing changes). */
     public static List<WireMessage> rewrite(List<WireMessage> unit) {
-        boolean any = false;
-        for (WireMessage m : unit) if ((m.kind() == 'Q' || m.kind() == 'P') && ANY.matcher(text(m)).find()) any = true;
-        if (!any) return unit;
-        List<WireMessage> out = new ArrayList<>(unit.size());
-        for (WireMessage m : unit) {
-            if (m.kind() == 'Q') out.add(WireMessage.query(rewrite(m.queryText())));
-            else if (m.kind() == 'P') out.add(Messages.withParseQuery(m, rewrite(Messages.parseQuery(m))));
-            else out.add(m);
+        List<WireMessage> out = null;
+        for (int i = 0; i < unit.size(); i++) {
+            WireMessage m = unit.get(i);
+            if (m.kind() != 'Q' && m.kind() != 'P') continue;
+            String text = text(m), changed = rewrite(text);
+            if (changed.equals(text)) continue;
+            if (out == null) out = new ArrayList<>(unit);
+            out.set(i, m.kind() == 'Q' ? WireMessage.query(changed) : Messages.withParseQuery(m, changed));
         }
-        return out;
+        return out == null ? unit : out;
     }
 
     private static String text(WireMessage m) { return m.kind() == 'Q' ? m.queryText() : Messages.parseQuery(m); }
@@ -62,9 +62,15 @@ public final class TimeRewriting {
      * The SQL with time functions replaced by literals of the same type, in data-manipulating
      * statements only: in DDL they are definitions (a column default, a view) that must stay functions.
      */
+    private static final java.util.concurrent.ConcurrentHashMap<String, String> CACHE = new java.util.concurrent.ConcurrentHashMap<>();
+
     public static String rewrite(String sql) {
-        if (!ANY.matcher(sql).find()) return sql;
-        return rewriteStatement(sql);
+        String done = CACHE.get(sql);
+        if (done != null) return done;
+        done = ANY.matcher(sql).find() ? rewriteStatement(sql) : sql;
+        if (CACHE.size() >= 20_000) CACHE.clear();
+        CACHE.put(sql, done);
+        return done;
     }
 
     private static String rewriteStatement(String sql) {

@@ -11,11 +11,41 @@ import java.util.Locale;
  * cannot place lock every table: too many locks cost concurrency, too few cost correctness.
  */
 public class UnitClassifier {
+    private static final int CACHE_LIMIT = 20_000;
+    /** Analyses by SQL text: clients repeat the same texts, so a hit skips all parsing. */
+    private final java.util.concurrent.ConcurrentHashMap<String, UnitAnalysis> cache = new java.util.concurrent.ConcurrentHashMap<>();
+
     /** DDL committed: cached analyses and catalog knowledge may be stale. */
-    public void catalogChanged() { }
+    public void catalogChanged() { cache.clear(); }
 
     /** Combines the statements executed by one request. */
     public UnitAnalysis analyze(List<String> statements) {
+        if (statements.size() == 1) return analyzeText(statements.get(0));
+        UnitAnalysis acc = null;
+        for (String sql : statements) {
+            UnitAnalysis a = analyzeText(sql);
+            if (a.route() == Route.REFUSED) return a;
+            if (acc != null && (isTxnControl(a) || isTxnControl(acc))) return mixedRefused();
+            acc = acc == null ? a : combine(acc, a);
+        }
+        return acc == null ? UnitAnalysis.local() : acc;
+    }
+
+    private static boolean isTxnControl(UnitAnalysis a) {
+        return a.route() == Route.BEGIN || a.route() == Route.COMMIT || a.route() == Route.ROLLBACK;
+    }
+
+    /** One query string (possibly several statements), cached by its text. */
+    UnitAnalysis analyzeText(String sql) {
+        UnitAnalysis a = cache.get(sql);
+        if (a != null) return a;
+        a = analyzeUncached(List.of(sql));
+        if (cache.size() >= CACHE_LIMIT) cache.clear();
+        cache.put(sql, a);
+        return a;
+    }
+
+    private UnitAnalysis analyzeUncached(List<String> statements) {
         UnitAnalysis acc = null;
         int txnControl = 0;
         for (String sql : statements) {
@@ -26,11 +56,14 @@ public class UnitClassifier {
             }
         }
         if (acc == null) return UnitAnalysis.local();
-        if (txnControl > 0 && (txnControl > 1 || acc.route() == Route.UPDATE || acc.route() == Route.LOCAL))
-            return UnitAnalysis.refused(PgError.error("0A000",
-                    "wanrep: transaction control (BEGIN/COMMIT/ROLLBACK) mixed with other statements in one request is not supported")
-                    .withHint("Send BEGIN, the statements and COMMIT as separate queries."));
+        if (txnControl > 0 && (txnControl > 1 || acc.route() == Route.UPDATE || acc.route() == Route.LOCAL)) return mixedRefused();
         return acc;
+    }
+
+    private static UnitAnalysis mixedRefused() {
+        return UnitAnalysis.refused(PgError.error("0A000",
+                "wanrep: transaction control (BEGIN/COMMIT/ROLLBACK) mixed with other statements in one request is not supported")
+                .withHint("Send BEGIN, the statements and COMMIT as separate queries."));
     }
 
     static UnitAnalysis combine(UnitAnalysis a, UnitAnalysis b) {

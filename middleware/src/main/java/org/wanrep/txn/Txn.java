@@ -29,7 +29,7 @@ public final class Txn {
     /** The group member that multicast it (a block's lock is dropped if that member leaves). */
     String originMember;
     State state = State.WAITING;
-    boolean fin;
+    volatile boolean fin;
     int attempts;
     public volatile Object attachment;
     final Phases phases = new Phases();
@@ -45,6 +45,8 @@ public final class Txn {
     public boolean isOrigin() { return origin; }
     public Phases phases() { return phases; }
     public int attempts() { return attempts; }
+    /** Whether its final delivery has arrived (then it may commit as soon as it executed). */
+    public boolean isFinal() { return fin; }
     public synchronized State state() { return state; }
 
     @Override public String toString() { return request.id() + "[" + state + (fin ? " final" : " tentative") + (origin ? " origin" : "") + "]"; }

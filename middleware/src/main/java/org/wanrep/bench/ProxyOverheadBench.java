@@ -1,0 +1,139 @@
+package org.wanrep.bench;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.wanrep.config.Config;
+import org.wanrep.gcs.jgroups.GcsSettings;
+import org.wanrep.pg.LocalPostgres;
+import org.wanrep.site.Site;
+
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Proxy overhead at one site without delay, as ratios measured in one run: pgbench against the
+ * proxy versus pgbench against the same PostgreSQL directly, alternating rounds so that machine
+ * noise hits both alike. Workloads: select-only (pgbench -S, prepared) and the synthetic 10-update
+ * transaction in one request.
+ */
+public final class ProxyOverheadBench {
+    public record Result(String workload, int clients, double directTps, double proxyTps, double ratio, double target) {
+        boolean pass() { return ratio >= target; }
+    }
+
+    private final int clients, seconds, rounds;
+    private final String delivery;
+    private final PrintStream out;
+
+    public ProxyOverheadBench(int clients, int seconds, int rounds, String delivery, PrintStream out) {
+        this.clients = clients;
+        this.seconds = seconds;
+        this.rounds = rounds;
+        this.delivery = delivery;
+        this.out = out;
+    }
+
+    public List<Result> run() throws Exception {
+        try (LocalPostgres pg = LocalPostgres.startTemporary()) {
+            Map<String, String> conf = new LinkedHashMap<>();
+            conf.put("sites", "solo");
+            conf.put("latency_matrix", "none");
+            conf.put("delivery", delivery);
+            conf.put("pool.size", Integer.toString(Math.max(8, clients)));
+            conf.put("postgres.port", Integer.toString(pg.port()));
+            conf.put("gcs.port", Integer.toString(GcsSettings.freePorts(1).get(0)));
+            conf.put("proxy.port", Integer.toString(LocalPostgres.freePort()));
+            try (Site site = Site.start(Config.build(conf, List.of()), "solo", Duration.ofSeconds(60))) {
+                out.println("loading: pgbench -i -s 10 and the synthetic tables (10 x 10,000 rows), directly...");
+                pgbench(pg.port(), List.of("-i", "-s", "10", "-q"), 600);
+                try (Connection c = pg.connect()) {
+                    Synthetic.create(c);
+                }
+                Path script = Files.createTempFile("wanrep-10-updates", ".sql");
+                Files.writeString(script, Synthetic.pgbenchUpdateScript());
+                List<Result> results = new ArrayList<>();
+                results.add(compare("select-only (pgbench -S -M prepared)", pg.port(), site.proxyPort(),
+                        List.of("-S", "-M", "prepared"), 0.7));
+                results.add(compare("10 updates in one request (-M simple)", pg.port(), site.proxyPort(),
+                        List.of("-M", "simple", "-f", script.toString()), 0.5));
+                Files.deleteIfExists(script);
+                return results;
+            }
+        }
+    }
+
+    private Result compare(String name, int directPort, int proxyPort, List<String> args, double target) throws Exception {
+        double direct = 0, proxy = 0;
+        for (int r = 1; r <= rounds; r++) {
+            double d = tps(directPort, args), p = tps(proxyPort, args);
+            out.printf("  %-40s round %d/%d: direct %8.0f tps, proxy %8.0f tps%n", name, r, rounds, d, p);
+            direct += d;
+            proxy += p;
+        }
+        return new Result(name, clients, direct / rounds, proxy / rounds, proxy / direct, target);
+    }
+
+    private double tps(int port, List<String> args) throws Exception {
+        List<String> a = new ArrayList<>(args);
+        a.addAll(List.of("-c", Integer.toString(clients), "-j", "2", "-T", Integer.toString(seconds), "-n"));
+        String output = pgbench(port, a, seconds + 120);
+        Matcher m = Pattern.compile("tps = ([0-9.]+)").matcher(output);
+        if (!m.find()) throw new IllegalStateException("pgbench printed no tps:\n" + output);
+        Matcher f = Pattern.compile("number of failed transactions: (\\d+)").matcher(output);
+        if (f.find() && Long.parseLong(f.group(1)) > 0) throw new IllegalStateException("pgbench reports failed transactions:\n" + output);
+        return Double.parseDouble(m.group(1));
+    }
+
+    static String pgbench(int port, List<String> args, int timeoutS) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(pgbenchBinary(), "-h", "127.0.0.1", "-p", Integer.toString(port), "-U", "postgres"));
+        cmd.addAll(args);
+        cmd.add("postgres");
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(timeoutS, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            throw new IllegalStateException("pgbench timed out");
+        }
+        if (p.exitValue() != 0) throw new IllegalStateException("pgbench failed (" + String.join(" ", cmd) + "):\n" + output);
+        return output;
+    }
+
+    static String pgbenchBinary() {
+        for (String c : List.of("/usr/lib/postgresql/15/bin/pgbench", "/usr/bin/pgbench"))
+            if (Files.isExecutable(Path.of(c))) return c;
+        return "pgbench";
+    }
+
+    public static String table(List<Result> rs) {
+        StringBuilder b = new StringBuilder(String.format("%-40s %7s %12s %12s %7s %7s %s%n", "workload", "clients", "direct tps", "proxy tps", "ratio", "target", "verdict"));
+        for (Result r : rs)
+            b.append(String.format("%-40s %7d %12.0f %12.0f %7.2f %7.2f %s%n", r.workload(), r.clients(), r.directTps(), r.proxyTps(), r.ratio(), r.target(), r.pass() ? "PASS" : "FAIL"));
+        return b.toString();
+    }
+
+    public static String json(List<Result> rs) throws Exception {
+        List<Map<String, Object>> list = new ArrayList<>();
+        for (Result r : rs) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("workload", r.workload());
+            m.put("clients", r.clients());
+            m.put("direct_tps", Math.round(r.directTps()));
+            m.put("proxy_tps", Math.round(r.proxyTps()));
+            m.put("ratio", Math.round(r.ratio() * 1000) / 1000.0);
+            m.put("target", r.target());
+            m.put("pass", r.pass());
+            list.add(m);
+        }
+        return new ObjectMapper().writeValueAsString(Map.of("benchmark", "proxy-overhead", "results", list));
+    }
+}
