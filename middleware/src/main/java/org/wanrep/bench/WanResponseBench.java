@@ -1,0 +1,237 @@
+package org.wanrep.bench;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.HdrHistogram.Histogram;
+import org.wanrep.config.Config;
+import org.wanrep.gcs.Delivery;
+import org.wanrep.gcs.jgroups.GcsSettings;
+import org.wanrep.gcs.wan.DeliveryBound;
+import org.wanrep.gcs.wan.LatencyMatrix;
+import org.wanrep.pg.LocalPostgres;
+import org.wanrep.site.Site;
+
+import java.io.PrintStream;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Random;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Update response time on an emulated WAN at low load, symmetric execution: one site per matrix
+ * site in this JVM (each with its own PostgreSQL), the synthetic 10-update transaction submitted
+ * open-loop at a fixed total rate, round-robin over the sites. Per site, the p50 response time is
+ * set beside its limit 1.2 x (the origin's analytical final-delivery bound + direct execution p50)
+ * + 10 ms, where direct execution is measured on the same machine in the same run.
+ */
+public final class WanResponseBench {
+    public record SiteResult(String delivery, String site, long txns, double p50Ms, double p99Ms, double boundMs, double execP50Ms,
+                             double limitMs) {
+        boolean pass() { return p50Ms <= limitMs; }
+    }
+
+    private final String matrixName;
+    private final double rate;
+    private final int txns, warmup;
+    private final PrintStream out;
+
+    public WanResponseBench(String matrixName, double rate, int txns, int warmup, PrintStream out) {
+        this.matrixName = matrixName;
+        this.rate = rate;
+        this.txns = txns;
+        this.warmup = warmup;
+        this.out = out;
+    }
+
+    public List<SiteResult> run(List<String> deliveries) throws Exception {
+        LatencyMatrix matrix = LatencyMatrix.load(matrixName);
+        List<String> sites = matrix.sites();
+        List<SiteResult> all = new ArrayList<>();
+        List<LocalPostgres> pgs = new ArrayList<>();
+        try {
+            for (int i = 0; i < sites.size(); i++) pgs.add(LocalPostgres.startTemporary());
+            double execP50 = directExecutionP50(pgs.get(0));
+            out.printf("direct execution of the 10-update transaction at one replica: p50 %.2f ms%n", execP50);
+            for (String d : deliveries) all.addAll(runMode(d, matrix, pgs, execP50));
+        } finally {
+            for (LocalPostgres p : pgs) p.close();
+        }
+        return all;
+    }
+
+    private double directExecutionP50(LocalPostgres pg) throws Exception {
+        try (Connection c = pg.connect()) {
+            Synthetic.create(c);
+            Histogram h = new Histogram(3);
+            Random r = new Random(1);
+            try (Statement st = c.createStatement()) {
+                c.setAutoCommit(true);
+                for (int i = 0; i < 300; i++) {
+                    long t0 = System.nanoTime();
+                    st.execute(Synthetic.updateTxn(r));
+                    if (i >= 50) h.recordValue((System.nanoTime() - t0) / 1000);
+                }
+            }
+            try (Statement st = c.createStatement()) {
+                for (int t = 1; t <= Synthetic.TABLES; t++) st.execute("DROP TABLE synth_" + t);
+            }
+            return h.getValueAtPercentile(50) / 1000.0;
+        }
+    }
+
+    private List<SiteResult> runMode(String delivery, LatencyMatrix matrix, List<LocalPostgres> pgs, double execP50) throws Exception {
+        List<String> sites = matrix.sites();
+        Map<String, String> conf = new LinkedHashMap<>();
+        conf.put("cluster.name", "wanbench-" + System.nanoTime());
+        conf.put("sites", String.join(",", sites));
+        conf.put("latency_matrix", matrixName);
+        conf.put("delivery", delivery);
+        List<Integer> gcsPorts = GcsSettings.freePorts(sites.size());
+        for (int i = 0; i < sites.size(); i++) {
+            conf.put("site." + sites.get(i) + ".postgres.port", Integer.toString(pgs.get(i).port()));
+            conf.put("site." + sites.get(i) + ".gcs.port", Integer.toString(gcsPorts.get(i)));
+            conf.put("site." + sites.get(i) + ".proxy.port", Integer.toString(LocalPostgres.freePort()));
+        }
+        Config config = Config.build(conf, List.of());
+        out.printf("%s: starting %d sites on %s...%n", delivery, sites.size(), matrixName);
+        List<Site> running = startAll(config, sites);
+        try {
+            try (Connection c = connect(running.get(0))) {
+                Synthetic.create(c);   // through the proxy: replicated DDL and load
+            }
+            awaitQuiet(running);
+            List<BlockingQueue<Connection>> conns = new ArrayList<>();
+            for (Site s : running) {
+                BlockingQueue<Connection> q = new ArrayBlockingQueue<>(8);
+                for (int k = 0; k < 8; k++) q.add(connect(s));
+                conns.add(q);
+            }
+            List<Histogram> hs = new ArrayList<>();
+            for (int i = 0; i < sites.size(); i++) hs.add(new Histogram(3));
+            int total = warmup + txns;
+            CountDownLatch done = new CountDownLatch(total);
+            AtomicInteger errors = new AtomicInteger();
+            long start = System.nanoTime(), interval = (long) (1e9 / rate);
+            Random r = new Random(42);
+            for (int k = 0; k < total; k++) {
+                long due = start + k * interval;
+                long wait = due - System.nanoTime();
+                if (wait > 0) LockSupport.parkNanos(wait);
+                int site = k % sites.size();
+                String sql = Synthetic.updateTxn(r);
+                boolean measured = k >= warmup;
+                Thread.ofVirtual().start(() -> {
+                    Connection c = null;
+                    try {
+                        c = conns.get(site).take();
+                        try (Statement st = c.createStatement()) {
+                            st.execute(sql);
+                        }
+                        long us = (System.nanoTime() - due) / 1000;   // from the scheduled time: queueing counts
+                        if (measured) synchronized (hs.get(site)) { hs.get(site).recordValue(us); }
+                    } catch (Exception e) {
+                        errors.incrementAndGet();
+                    } finally {
+                        if (c != null) conns.get(site).add(c);
+                        done.countDown();
+                    }
+                });
+                if ((k + 1) % Math.max(1, (int) rate * 5) == 0) out.printf("  %s: %d/%d submitted%n", delivery, k + 1, total);
+            }
+            done.await();
+            if (errors.get() > 0) throw new IllegalStateException(errors.get() + " transactions failed");
+            for (BlockingQueue<Connection> q : conns) for (Connection c : q) c.close();
+            DeliveryBound bound = new DeliveryBound(matrix, config.get("sequencer") == null ? sites.get(0) : config.get("sequencer"));
+            Delivery d = Site.delivery(config);
+            List<SiteResult> rs = new ArrayList<>();
+            for (int i = 0; i < sites.size(); i++) {
+                Histogram h = hs.get(i);
+                double b = bound.fin(d, i, i);
+                rs.add(new SiteResult(delivery, sites.get(i), h.getTotalCount(), h.getValueAtPercentile(50) / 1000.0,
+                        h.getValueAtPercentile(99) / 1000.0, b, execP50, 1.2 * (b + execP50) + 10));
+            }
+            return rs;
+        } finally {
+            for (Site s : running) s.close();
+        }
+    }
+
+    private static List<Site> startAll(Config config, List<String> sites) throws Exception {
+        Site[] started = new Site[sites.size()];
+        Exception[] failed = new Exception[1];
+        List<Thread> ts = new ArrayList<>();
+        for (int i = 0; i < sites.size(); i++) {
+            int k = i;
+            ts.add(Thread.ofPlatform().start(() -> {
+                try {
+                    started[k] = Site.start(config, sites.get(k), Duration.ofSeconds(90));
+                } catch (Exception e) {
+                    failed[0] = e;
+                }
+            }));
+        }
+        for (Thread t : ts) t.join();
+        List<Site> out = new ArrayList<>();
+        for (Site s : started) if (s != null) out.add(s);
+        if (failed[0] != null) {
+            for (Site s : out) s.close();
+            throw failed[0];
+        }
+        return out;
+    }
+
+    private static void awaitQuiet(List<Site> sites) throws InterruptedException {
+        long end = System.nanoTime() + 120_000_000_000L;
+        while (System.nanoTime() < end && !sites.stream().allMatch(s -> s.engine().pending() == 0)) Thread.sleep(20);
+    }
+
+    private static Connection connect(Site s) throws Exception {
+        Properties p = new Properties();
+        p.setProperty("user", "postgres");
+        return DriverManager.getConnection("jdbc:postgresql://127.0.0.1:" + s.proxyPort() + "/postgres", p);
+    }
+
+    public static String table(List<SiteResult> rs) {
+        StringBuilder b = new StringBuilder(String.format("%-9s %-14s %6s %9s %9s %10s %9s %10s %s%n",
+                "delivery", "site", "txns", "p50 ms", "p99 ms", "bound ms", "exec ms", "limit ms", "verdict"));
+        for (SiteResult r : rs)
+            b.append(String.format("%-9s %-14s %6d %9.1f %9.1f %10.1f %9.2f %10.1f %s%n", r.delivery(), r.site(), r.txns(), r.p50Ms(), r.p99Ms(),
+                    r.boundMs(), r.execP50Ms(), r.limitMs(), r.pass() ? "PASS" : "FAIL"));
+        return b.toString();
+    }
+
+    public static String json(List<SiteResult> rs, String matrix, double rate) throws Exception {
+        List<Map<String, Object>> list = new ArrayList<>();
+        for (SiteResult r : rs) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("delivery", r.delivery());
+            m.put("site", r.site());
+            m.put("txns", r.txns());
+            m.put("p50_ms", round(r.p50Ms()));
+            m.put("p99_ms", round(r.p99Ms()));
+            m.put("bound_origin_ms", round(r.boundMs()));
+            m.put("exec_p50_ms", round(r.execP50Ms()));
+            m.put("limit_ms", round(r.limitMs()));
+            m.put("pass", r.pass());
+            list.add(m);
+        }
+        Map<String, Object> top = new LinkedHashMap<>();
+        top.put("benchmark", "wan-response");
+        top.put("latency_matrix", matrix);
+        top.put("rate_tps", rate);
+        top.put("results", list);
+        return new ObjectMapper().writeValueAsString(top);
+    }
+
+    private static double round(double v) { return Math.round(v * 100) / 100.0; }
+}
