@@ -1,6 +1,5 @@
 package org.wanrep.auth;
 
-import com.ongres.scram.common.ClientFirstMessage;
 import com.ongres.scram.common.ScramFunctions;
 import com.ongres.scram.common.ServerFirstMessage;
 import com.ongres.scram.common.exception.ScramParseException;
@@ -19,7 +18,6 @@ public final class ScramServerExchange {
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private final ScramVerifier verifier;
-    private ClientFirstMessage clientFirst;
     private String clientFirstBare;
     private ServerFirstMessage serverFirst;
 
@@ -27,14 +25,17 @@ public final class ScramServerExchange {
 
     /** Answers the client-first message with the server-first message. */
     public String serverFirst(String clientFirstMessage) throws ScramParseException {
-        clientFirst = ClientFirstMessage.parseFrom(clientFirstMessage);
-        // the proof covers the bare message exactly as the client sent it (after the GS2 header)
-        int second = clientFirstMessage.indexOf(',', clientFirstMessage.indexOf(',') + 1);
-        clientFirstBare = clientFirstMessage.substring(second + 1);
-        if (clientFirst.isChannelBindingRequired())
+        // parsed by hand: libpq sends an empty user name ("n=,"), which the SCRAM library refuses
+        if (clientFirstMessage.startsWith("p="))
             throw new ScramParseException("channel binding is not supported without SSL");
-        String nonce = clientFirst.getClientNonce() + ScramFunctions.nonce(24, RANDOM);
-        serverFirst = new ServerFirstMessage(clientFirst.getClientNonce(), nonce.substring(clientFirst.getClientNonce().length()),
+        int second = clientFirstMessage.indexOf(',', clientFirstMessage.indexOf(',') + 1);
+        if (second < 0) throw new ScramParseException("no GS2 header in client-first message");
+        // the proof covers the bare message exactly as the client sent it (after the GS2 header)
+        clientFirstBare = clientFirstMessage.substring(second + 1);
+        String clientNonce = null;
+        for (String attr : clientFirstBare.split(",")) if (attr.startsWith("r=")) clientNonce = attr.substring(2);
+        if (clientNonce == null || clientNonce.isEmpty()) throw new ScramParseException("no client nonce");
+        serverFirst = new ServerFirstMessage(clientNonce, ScramFunctions.nonce(24, RANDOM),
                 Base64.getEncoder().encodeToString(verifier.salt()), verifier.iterations());
         return serverFirst.toString();
     }
