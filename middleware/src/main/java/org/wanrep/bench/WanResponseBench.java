@@ -192,7 +192,8 @@ public final class WanResponseBench {
 
     private static void awaitQuiet(List<Site> sites) throws InterruptedException {
         long end = System.nanoTime() + 120_000_000_000L;
-        while (System.nanoTime() < end && !sites.stream().allMatch(s -> s.engine().pending() == 0)) Thread.sleep(20);
+        while (System.nanoTime() < end && !(sites.stream().allMatch(s -> s.engine().pending() == 0)
+                && sites.stream().map(s -> s.engine().lastGsn()).distinct().count() == 1)) Thread.sleep(20);
     }
 
     private static Connection connect(Site s) throws Exception {

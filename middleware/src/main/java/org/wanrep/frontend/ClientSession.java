@@ -274,6 +274,8 @@ public final class ClientSession implements Runnable {
             replyError(unit, PgError.error("0A000", "wanrep: the function-call protocol message is not supported"));
             return;
         }
+        if (unit.size() == 1 && unit.get(0).kind() == 'Q' && answerOwnCommand(unit.get(0).queryText())) return;
+        if (unit.get(0).kind() == 'P' && answerOwnCommandExtended(unit)) return;
         unit = TimeRewriting.rewrite(unit);
         boolean executes = unit.stream().anyMatch(m -> m.kind() == 'Q' || m.kind() == 'E');
         List<String> texts = executes ? statementTexts(unit) : List.of();
@@ -492,6 +494,70 @@ public final class ClientSession implements Runnable {
         return "DO $wanrep$BEGIN RAISE EXCEPTION USING ERRCODE = '" + e.sqlState() + "', MESSAGE = '" + msg.replace("'", "''") + "'"
                 + (e.hint() == null ? "" : ", HINT = '" + e.hint().replace("$", "").replace("'", "''") + "'") + "; END$wanrep$";
     }
+
+    private static final java.util.regex.Pattern OWN_COMMAND =
+            java.util.regex.Pattern.compile("(?is)\\s*(show|reset)\\s+wanrep\\.phases\\s*;?\\s*");
+
+    /**
+     * wanrep's own commands, answered here: {@code SHOW wanrep.phases} (the response-time breakdown of
+     * updates that originated at this site) and {@code RESET wanrep.phases}.
+     */
+    private boolean answerOwnCommand(String sql) throws IOException {
+        java.util.regex.Matcher m = OWN_COMMAND.matcher(sql);
+        if (!m.matches()) return false;
+        if (m.group(1).equalsIgnoreCase("reset")) {
+            ctx.engine().phaseStats().reset();
+            client.write(Messages.commandComplete("RESET"));
+        } else {
+            client.write(Messages.rowDescription(List.of("phase", "count", "mean_ms", "p50_ms", "p99_ms")));
+            List<org.wanrep.txn.PhaseStats.Summary> ss = ctx.engine().phaseStats().summaries();
+            for (org.wanrep.txn.PhaseStats.Summary x : ss)
+                client.write(Messages.dataRow(List.of(x.phase(), Long.toString(x.count()), fmt(x.meanMs()), fmt(x.p50Ms()), fmt(x.p99Ms()))));
+            client.write(Messages.commandComplete("SHOW"));
+        }
+        client.write(Messages.readyForQuery(backend.status()));
+        return true;
+    }
+
+    /** The same commands through the extended protocol (as pgjdbc sends them): answered message by message. */
+    private boolean answerOwnCommandExtended(List<WireMessage> unit) throws IOException {
+        String text = null;
+        for (WireMessage m : unit) {
+            if (m.kind() == 'P') {
+                if (!OWN_COMMAND.matcher(Messages.parseQuery(m)).matches() || !Messages.parseName(m).isEmpty()) return false;
+                text = Messages.parseQuery(m);
+            } else if (m.kind() == 'B' && !Messages.bindNames(m)[1].isEmpty()) return false;
+            else if (m.kind() != 'B' && m.kind() != 'D' && m.kind() != 'E' && m.kind() != 'S') return false;
+        }
+        if (text == null) return false;
+        boolean reset = text.trim().toLowerCase(java.util.Locale.ROOT).startsWith("reset");
+        List<String> cols = List.of("phase", "count", "mean_ms", "p50_ms", "p99_ms");
+        for (WireMessage m : unit) {
+            switch (m.kind()) {
+                case 'P' -> client.write(WireMessage.of('1', new byte[0]));
+                case 'B' -> client.write(WireMessage.of('2', new byte[0]));
+                case 'D' -> {
+                    if (m.payload()[0] == 'S') client.write(new org.wanrep.wire.PayloadWriter().int16(0).message('t'));
+                    client.write(reset ? WireMessage.of('n', new byte[0]) : Messages.rowDescription(cols));
+                }
+                case 'E' -> {
+                    if (reset) {
+                        ctx.engine().phaseStats().reset();
+                        client.write(Messages.commandComplete("RESET"));
+                    } else {
+                        for (org.wanrep.txn.PhaseStats.Summary x : ctx.engine().phaseStats().summaries())
+                            client.write(Messages.dataRow(List.of(x.phase(), Long.toString(x.count()), fmt(x.meanMs()), fmt(x.p50Ms()), fmt(x.p99Ms()))));
+                        client.write(Messages.commandComplete("SHOW"));
+                    }
+                }
+                case 'S' -> client.write(Messages.readyForQuery(backend.status()));
+                default -> { }
+            }
+        }
+        return true;
+    }
+
+    private static String fmt(double v) { return String.format(java.util.Locale.ROOT, "%.3f", v); }
 
     // ------------------------------------------------------------------ relaying
 

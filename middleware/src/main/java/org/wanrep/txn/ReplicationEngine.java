@@ -52,6 +52,9 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     private final AtomicLong seq = new AtomicLong();
     private final AtomicLong localSeq = new AtomicLong();
     private final AtomicLong commits = new AtomicLong();
+    private volatile long lastGsn;
+    private final Map<RequestId, Long> submitTimes = new HashMap<>();
+    private final PhaseStats phaseStats = new PhaseStats();
     private volatile Gcs gcs;
     private volatile GcsView view;
 
@@ -88,6 +91,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             waiting.put(r.id(), f);
             submittedHere.put(r.id(), r);
             if (work != null) originWork.put(r.id(), work);
+            if (r.kind() == TxnRequest.Kind.AUTOCOMMIT || r.kind() == TxnRequest.Kind.EXCLUSIVE) submitTimes.put(r.id(), System.nanoTime());
         }
         try {
             MsgId m = gcs.multicast(TxnRequestCodec.encode(r), delivery);
@@ -97,6 +101,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
                 waiting.remove(r.id());
                 submittedHere.remove(r.id());
                 originWork.remove(r.id());
+                submitTimes.remove(r.id());
             }
             f.completeExceptionally(e);
         }
@@ -117,6 +122,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
 
     @Override public void ordered(GcsMessage m, long gsn) {
         TxnRequest r = TxnRequestCodec.decode(m.payload());
+        lastGsn = gsn;
         synchronized (this) {
             byMsg.remove(m.id());
             switch (r.kind()) {
@@ -190,7 +196,8 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         t.originMember = sender;
         if (origin) t.attachment = originWork.remove(r.id());
         TxnRequest mine = submittedHere.get(r.id());
-        if (mine != null) t.phases.submitted = System.nanoTime();
+        Long submitted = submitTimes.remove(r.id());
+        if (mine != null && submitted != null) t.phases.submitted = submitted;
         txns.put(r.id(), t);
         return t;
     }
@@ -219,7 +226,10 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         synchronized (this) {
             RequestId rid = byMsg.remove(id);
             f = rid == null ? null : waiting.remove(rid);
-            if (rid != null) submittedHere.remove(rid);
+            if (rid != null) {
+                submittedHere.remove(rid);
+                submitTimes.remove(rid);
+            }
         }
         if (f != null) f.completeExceptionally(new IllegalStateException("transaction could not be ordered: " + reason));
     }
@@ -310,6 +320,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
 
     private void finish(Txn t) {
         RequestId id = t.request.id();
+        if (t.origin && t.state == Txn.State.COMMITTED) phaseStats.record(t.phases);
         txns.remove(id);
         submittedHere.remove(id);
         if (!t.origin || t.request.kind() == TxnRequest.Kind.AUTOCOMMIT) executor.finish(t);
@@ -359,10 +370,17 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             waiting.clear();
             submittedHere.clear();
             originWork.clear();
+            submitTimes.clear();
             byMsg.clear();
         }
         for (CompletableFuture<Txn> f : fs) f.completeExceptionally(new IllegalStateException("site " + site + " stopped: " + reason));
     }
+
+    /** Per-phase response-time breakdown of the update transactions this site originated. */
+    public PhaseStats phaseStats() { return phaseStats; }
+
+    /** The GSN of the last final delivery here: sites that delivered the same sequence show the same. */
+    public long lastGsn() { return lastGsn; }
 
     /** Transactions delivered here and not finished yet (0 when this site has caught up). */
     public synchronized int pending() { return txns.size(); }

@@ -19,6 +19,26 @@ public final class Messages {
 
     public static String commandTag(WireMessage commandComplete) { return new PayloadReader(commandComplete.payload()).cstring(); }
 
+    /** A RowDescription of text columns. */
+    public static WireMessage rowDescription(java.util.List<String> columns) {
+        PayloadWriter w = new PayloadWriter().int16(columns.size());
+        for (String c : columns) w.cstring(c).int32(0).int16(0).int32(25).int16(-1).int32(-1).int16(0);
+        return w.message('T');
+    }
+
+    /** A DataRow of text values (null for SQL NULL). */
+    public static WireMessage dataRow(java.util.List<String> values) {
+        PayloadWriter w = new PayloadWriter().int16(values.size());
+        for (String v : values) {
+            if (v == null) w.int32(-1);
+            else {
+                byte[] b = v.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+                w.int32(b.length).bytes(b);
+            }
+        }
+        return w.message('D');
+    }
+
     public static WireMessage parameterStatus(String name, String value) { return new PayloadWriter().cstring(name).cstring(value).message('S'); }
 
     public static WireMessage backendKeyData(int pid, int key) { return new PayloadWriter().int32(pid).int32(key).message('K'); }

@@ -49,6 +49,12 @@ class PgjdbcThroughProxyTest {
             assertThat(rs.getInt(1)).isEqualTo(2);
         }
         assertReplicasIdentical();
+        try (Connection c = cluster.connect(0); Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SHOW wanrep.phases")) {
+            java.util.Map<String, Long> counts = new java.util.HashMap<>();
+            while (rs.next()) counts.put(rs.getString("phase"), rs.getLong("count"));
+            assertThat(counts.get("total")).as("updates that originated at site a").isGreaterThanOrEqualTo(2);
+            assertThat(counts).containsKeys("delivery", "lock_wait", "execution", "commit");
+        }
     }
 
     @Test

@@ -125,7 +125,9 @@ final class TestCluster implements AutoCloseable {
     void awaitQuiescent() throws InterruptedException {
         long end = System.nanoTime() + 60_000_000_000L;
         while (System.nanoTime() < end) {
-            if (running.stream().allMatch(s -> s.engine().pending() == 0)) return;
+            // caught up: every site delivered the same sequence and finished all of it
+            if (running.stream().allMatch(s -> s.engine().pending() == 0)
+                    && running.stream().map(s -> s.engine().lastGsn()).distinct().count() == 1) return;
             Thread.sleep(20);
         }
         throw new IllegalStateException("sites still busy after 60 s: " + running.stream().map(s -> s.engine().describe()).toList());
