@@ -35,6 +35,16 @@ public final class Synthetic {
         return b.toString();
     }
 
+    /** A read-only transaction of similar size: 10 point reads in one request. */
+    public static String queryTxn(Random r) {
+        StringBuilder b = new StringBuilder("SELECT sum(v) FROM (");
+        for (int i = 0; i < 10; i++) {
+            if (i > 0) b.append(" UNION ALL ");
+            b.append("SELECT v FROM synth_").append(1 + r.nextInt(TABLES)).append(" WHERE id = ").append(1 + r.nextInt(ROWS));
+        }
+        return b.append(") q").toString();
+    }
+
     /** The same transaction as a pgbench script line (\; keeps it one request). */
     public static String pgbenchUpdateScript() {
         StringBuilder b = new StringBuilder();

@@ -6,7 +6,7 @@ import picocli.CommandLine.Command;
 /** The {@code wanrep} command line. */
 @Command(name = "wanrep", mixinStandardHelpOptions = true, version = "wanrep 0.1.0",
         description = "Consistent PostgreSQL replication middleware for wide-area networks.",
-        subcommands = {MiddlewareCommand.class, ClusterCommand.class, ProxyBenchCommand.class, WanBenchCommand.class, GcsBenchCommand.class, GcsTargetsCommand.class,
+        subcommands = {DemoCommand.class, MiddlewareCommand.class, ClusterCommand.class, ProxyBenchCommand.class, WanBenchCommand.class, GcsBenchCommand.class, GcsTargetsCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
     @CommandLine.Spec CommandLine.Model.CommandSpec spec;

@@ -203,9 +203,10 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     }
 
     @Override public void viewChanged(GcsView v) {
+        GcsView before = view;
         view = v;
         if (!v.primary()) {
-            LOG.warn("site {} left the primary component ({}): update transactions fail until it is back", site, v);
+            if (before != null && before.primary()) LOG.warn("site {} left the primary component ({}): update transactions fail until it is back", site, v);
             return;
         }
         synchronized (this) {

@@ -41,7 +41,7 @@ public final class Codec {
                 case Proto.FlushState s -> {
                     out.writeByte(FLUSH_STATE); out.writeLong(s.viewId()); writeEpoch(out, s.installedEpoch());
                     writeStrings(out, s.installedMembers()); out.writeBoolean(s.mayBootstrap());
-                    writeEpoch(out, s.acceptedEpoch()); writeEpoch(out, s.acceptedBase());
+                    writeEpoch(out, s.acceptedEpoch()); writeEpoch(out, s.acceptedBase()); writeStrings(out, s.acceptedMembers());
                     out.writeLong(s.nextDeliver()); out.writeLong(s.gsn());
                     writeAssignments(out, s.assignments()); writeHeld(out, s.held()); writeVector(out, s.received());
                 }
@@ -74,7 +74,7 @@ public final class Codec {
                 }
                 case ACK -> new Proto.Ack(in.readLong(), in.readLong(), readVector(in));
                 case FLUSH_STATE -> new Proto.FlushState(in.readLong(), readEpoch(in), readStrings(in), in.readBoolean(),
-                        readEpoch(in), readEpoch(in), in.readLong(),
+                        readEpoch(in), readEpoch(in), readStrings(in), in.readLong(),
                         in.readLong(), readAssignments(in), readHeld(in), readVector(in));
                 case PROPOSAL -> {
                     long viewId = in.readLong();

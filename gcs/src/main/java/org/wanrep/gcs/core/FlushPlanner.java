@@ -36,16 +36,45 @@ public final class FlushPlanner {
     }
 
     /**
+     * Whether an epoch some member accepted (but did not install) may have been installed by members
+     * that are gone: a plan commits only when every member of its view accepted it, so a present
+     * member of that view which never accepted it (its accepted and installed epochs are older)
+     * proves it did not, and so does its leader being here without having installed it.
+     */
+    /** Whether a majority of an epoch's members is here and holds its plan. */
+    static boolean hasMajority(Epoch e, List<String> members, Map<String, Proto.FlushState> reports) {
+        int n = 0;
+        for (String m : members) {
+            Proto.FlushState r = reports.get(m);
+            if (r != null && (r.acceptedEpoch().equals(e) || r.installedEpoch().equals(e))) n++;
+        }
+        return n * 2 > members.size();
+    }
+
+    static boolean mayHaveCommitted(Epoch e, List<String> members, Map<String, Proto.FlushState> reports) {
+        // its leader installs the moment it commits: a leader still here without it never committed it
+        Proto.FlushState leader = reports.get(e.leader());
+        if (leader != null && leader.installedEpoch().compareTo(e) < 0) return false;
+        for (String m : members) {
+            Proto.FlushState r = reports.get(m);
+            if (r != null && r.acceptedEpoch().compareTo(e) < 0 && r.installedEpoch().compareTo(e) < 0) return false;
+        }
+        return true;
+    }
+
+    /**
      * The plan, or null when this view must not become primary: the history would be incomplete
      * because the continuing members are not a majority of the last primary view (dynamic linear
      * voting: a later primary could exist without them), or because nobody has history and some
      * member is a new incarnation of a running group, not part of a fresh start.
      */
     public static Proto.Proposal plan(long viewId, List<String> members, Map<String, Proto.FlushState> reports) {
+        // the base is the latest epoch known to be installed: installed here, or the base of a plan
+        // accepted here (a leader proposes from the latest installed epoch among its reports)
         Epoch base = Epoch.NONE;
         long number = 0;
         for (Proto.FlushState s : reports.values()) {
-            base = Epoch.max(base, s.installedEpoch());
+            base = Epoch.max(base, Epoch.max(s.installedEpoch(), s.acceptedBase()));
             number = Math.max(number, Math.max(s.installedEpoch().number(), s.acceptedEpoch().number()));
         }
         String leader = members.isEmpty() ? "" : members.get(0);
@@ -56,6 +85,14 @@ public final class FlushPlanner {
             if (continuing(s, base)) cont.add(s);
             if (s.installedEpoch().equals(base) && base.number() > 0) baseMembers = s.installedMembers();
         }
+        if (base.number() > 0 && baseMembers.isEmpty())   // installed elsewhere only: its members as accepted here
+            for (Proto.FlushState s : reports.values()) if (s.acceptedEpoch().equals(base)) baseMembers = s.acceptedMembers();
+        if (base.number() > 0 && baseMembers.isEmpty()) return null;
+        // a later plan accepted here that may have committed elsewhere would be the real base: wait
+        for (Proto.FlushState s : reports.values())
+            if (s.acceptedEpoch().compareTo(base) > 0 && !s.acceptedMembers().isEmpty() && s.acceptedBase().number() > 0
+                    && mayHaveCommitted(s.acceptedEpoch(), s.acceptedMembers(), reports)
+                    && !hasMajority(s.acceptedEpoch(), s.acceptedMembers(), reports)) return null;
         if (base.number() == 0) {
             for (Proto.FlushState s : reports.values()) if (!s.mayBootstrap()) return null;
         } else {

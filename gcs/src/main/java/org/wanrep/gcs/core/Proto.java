@@ -33,7 +33,7 @@ public sealed interface Proto {
 
     /** Member to flush leader: everything it retains beyond stability, frozen at the view change. */
     record FlushState(long viewId, Epoch installedEpoch, List<String> installedMembers, boolean mayBootstrap,
-                      Epoch acceptedEpoch, Epoch acceptedBase, long nextDeliver, long gsn,
+                      Epoch acceptedEpoch, Epoch acceptedBase, List<String> acceptedMembers, long nextDeliver, long gsn,
                       List<Assignment> assignments, List<Held> held, Map<String, Long> received) implements Proto {}
 
     /**

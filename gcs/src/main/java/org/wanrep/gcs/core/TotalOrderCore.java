@@ -55,6 +55,7 @@ public final class TotalOrderCore {
     private long lastViewId = -1;
     private List<String> viewMembers = List.of();     // latest membership view
     private Epoch installed = Epoch.NONE, acceptedEpoch = Epoch.NONE, acceptedBase = Epoch.NONE;
+    private List<String> acceptedMembers = List.of();
     private long installedEpoch = 0;                   // installed.number(), carried by epoch traffic
     private long installedViewId = -1;
     private List<String> members = List.of();          // members of the installed epoch
@@ -317,7 +318,7 @@ public final class TotalOrderCore {
         for (var e : slots.entrySet()) as.add(new Proto.Assignment(e.getKey(), e.getValue().id, e.getValue().level));
         List<Proto.Held> hs = new ArrayList<>(held.size());
         for (Entry e : held.values()) hs.add(new Proto.Held(e.id, e.delivery, e.payload));
-        return new Proto.FlushState(viewId, installed, members, cfg.mayBootstrap(), acceptedEpoch, acceptedBase, nextDeliver, gsn,
+        return new Proto.FlushState(viewId, installed, members, cfg.mayBootstrap(), acceptedEpoch, acceptedBase, acceptedMembers, nextDeliver, gsn,
                 as, hs, Map.copyOf(received));
     }
 
@@ -357,6 +358,7 @@ public final class TotalOrderCore {
             }
             acceptedEpoch = p.newEpoch();
             acceptedBase = p.baseEpoch();
+            acceptedMembers = List.copyOf(p.members());
         } else {
             // A joiner: it becomes a member of the proposed epoch right away, from its start, so that if
             // the plan commits elsewhere and the next view comes first, it still counts as continuing
@@ -372,6 +374,7 @@ public final class TotalOrderCore {
             ownPending.clear();
             acceptedEpoch = p.newEpoch();
             acceptedBase = Epoch.NONE;   // continuing only if this very plan committed
+            acceptedMembers = List.of();
             joinedPending = true;
             joinedVia = p;
         }
@@ -434,6 +437,7 @@ public final class TotalOrderCore {
         installedEpoch = installed.number();
         acceptedEpoch = Epoch.NONE;
         acceptedBase = Epoch.NONE;
+        acceptedMembers = List.of();
         installedViewId = p.viewId();
         accepted = null;
         members = List.copyOf(p.members());

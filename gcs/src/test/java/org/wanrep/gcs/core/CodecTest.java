@@ -28,9 +28,10 @@ class CodecTest {
         assertThat(roundTrip(new Proto.Order(3, 100, List.of(a, new MsgId("boston/2", 1))))).isEqualTo(new Proto.Order(3, 100, List.of(a, new MsgId("boston/2", 1))));
         assertThat(roundTrip(new Proto.Ack(3, 55, Map.of("montreal/1", 7L)))).isEqualTo(new Proto.Ack(3, 55, Map.of("montreal/1", 7L)));
         Proto.FlushState fs = (Proto.FlushState) roundTrip(new Proto.FlushState(12, e, List.of("montreal/1", "boston/1"), true, Epoch.NONE, e,
-                5, 4, List.of(new Proto.Assignment(5, a, 7), new Proto.Assignment(6, null, 8)), List.of(h), Map.of("boston/1", 3L)));
+                List.of("montreal/1"), 5, 4, List.of(new Proto.Assignment(5, a, 7), new Proto.Assignment(6, null, 8)), List.of(h), Map.of("boston/1", 3L)));
         assertThat(fs.installedEpoch()).isEqualTo(e);
         assertThat(fs.acceptedBase()).isEqualTo(e);
+        assertThat(fs.acceptedMembers()).containsExactly("montreal/1");
         assertThat(fs.assignments().get(1).id()).isNull();
         assertThat(fs.held().get(0).payload()).containsExactly(1, 2, 3);
         Proto.Proposal pr = (Proto.Proposal) roundTrip(new Proto.Proposal(12, new Epoch(4, 12, "a"), e, List.of("a/1"), 5, 7, 6,

@@ -18,7 +18,7 @@ class FlushPlannerTest {
     private static Proto.Held held(MsgId id, Delivery d) { return new Proto.Held(id, d, new byte[]{(byte) id.seq()}); }
 
     private static Proto.FlushState state(Epoch installed, long next, long gsn, List<Proto.Assignment> as, List<Proto.Held> hs, Map<String, Long> rcv) {
-        return new Proto.FlushState(5, installed, ABC, true, Epoch.NONE, Epoch.NONE, next, gsn, as, hs, rcv);
+        return new Proto.FlushState(5, installed, ABC, true, Epoch.NONE, Epoch.NONE, List.of(), next, gsn, as, hs, rcv);
     }
 
     @Test
@@ -49,8 +49,8 @@ class FlushPlannerTest {
         Map<String, Proto.FlushState> reports = new LinkedHashMap<>();
         reports.put("a/1", state(E1, 1, 0, List.of(), List.of(), Map.of()));
         // two fresh incarnations of b and c: not continuing, and may not bootstrap
-        reports.put("b/2", new Proto.FlushState(5, Epoch.NONE, List.of(), false, Epoch.NONE, Epoch.NONE, 1, 0, List.of(), List.of(), Map.of()));
-        reports.put("c/2", new Proto.FlushState(5, Epoch.NONE, List.of(), false, Epoch.NONE, Epoch.NONE, 1, 0, List.of(), List.of(), Map.of()));
+        reports.put("b/2", new Proto.FlushState(5, Epoch.NONE, List.of(), false, Epoch.NONE, Epoch.NONE, List.of(), 1, 0, List.of(), List.of(), Map.of()));
+        reports.put("c/2", new Proto.FlushState(5, Epoch.NONE, List.of(), false, Epoch.NONE, Epoch.NONE, List.of(), 1, 0, List.of(), List.of(), Map.of()));
         assertThat(FlushPlanner.plan(5, List.of("a/1", "b/2", "c/2"), reports)).isNull();
     }
 
@@ -60,5 +60,29 @@ class FlushPlannerTest {
         assertThat(FlushPlanner.continuing(E1, stale, E1, committed)).isFalse();
         assertThat(FlushPlanner.continuing(E1, committed, E1, committed)).isTrue();
         assertThat(FlushPlanner.continuing(committed, Epoch.NONE, Epoch.NONE, committed)).isTrue();
+    }
+
+    /**
+     * Epoch 1 = {s0..s3}. s0 crashed; s1 led epoch 2 = {s1,s2,s3} and installed it alone (the commit
+     * did not reach s2, s3), then proposed epoch 3 from it (s3 accepted) and crashed. s2 and s3 are
+     * a majority of epoch 2, the latest epoch known to be installed (s3's plan was based on it), so
+     * with a new incarnation of s0 they go on from epoch 2; epoch 3 cannot have committed (s2, a
+     * member of its view, never accepted it).
+     */
+    @Test
+    void goesOnFromAnEpochKnownInstalledOnlyThroughTheBaseOfAnAcceptedPlan() {
+        List<String> four = List.of("s0/1", "s1/1", "s2/1", "s3/1"), three = List.of("s1/1", "s2/1", "s3/1");
+        Epoch e1 = new Epoch(1, 1, "s0/1"), e2 = new Epoch(2, 2, "s1/1"), e3 = new Epoch(3, 3, "s1/1");
+        Map<String, Proto.FlushState> reports = new LinkedHashMap<>();
+        reports.put("s2/1", new Proto.FlushState(6, e1, four, true, e2, e1, three, 10, 9, List.of(), List.of(), Map.of()));
+        reports.put("s3/1", new Proto.FlushState(6, e1, four, true, e3, e2, three, 10, 9, List.of(), List.of(), Map.of()));
+        reports.put("s0/2", new Proto.FlushState(6, Epoch.NONE, List.of(), false, Epoch.NONE, Epoch.NONE, List.of(), 1, 0, List.of(), List.of(), Map.of()));
+        Proto.Proposal p = FlushPlanner.plan(6, List.of("s2/1", "s3/1", "s0/2"), reports);
+        assertThat(p).isNotNull();
+        assertThat(p.baseEpoch()).isEqualTo(e2);
+        assertThat(p.newEpoch().number()).isEqualTo(4);
+        // with s2 missing, epoch 3 may have committed at s1 (every member it knows of accepted it): wait
+        reports.remove("s2/1");
+        assertThat(FlushPlanner.plan(7, List.of("s3/1", "s0/2"), reports)).isNull();
     }
 }
