@@ -63,6 +63,7 @@ public final class ClientSession implements Runnable {
         final List<WireMessage> log = new ArrayList<>();
         final Set<String> definedInLog = new HashSet<>();
         RequestId exclusive;
+        boolean ddl;
 
         Block(long commitsAtBegin) { this.commitsAtBegin = commitsAtBegin; }
     }
@@ -279,7 +280,7 @@ public final class ClientSession implements Runnable {
         unit = TimeRewriting.rewrite(unit);
         boolean executes = unit.stream().anyMatch(m -> m.kind() == 'Q' || m.kind() == 'E');
         List<String> texts = executes ? statementTexts(unit) : List.of();
-        UnitAnalysis a = executes ? ctx.classifier().analyze(texts) : UnitAnalysis.local();
+        UnitAnalysis a = executes ? ctx.classifiers().forDatabase(database).analyze(texts) : UnitAnalysis.local();
         if (a.route() == Route.REFUSED) {
             if (block != null) raiseInBlock(unit, a.error());
             else replyError(unit, a.error());
@@ -357,7 +358,7 @@ public final class ClientSession implements Runnable {
         }
         if (w.commitError() != null) client.write(w.commitError().toMessage());
         if (ready) client.write(Messages.readyForQuery('I'));
-        if (a.catalogChange()) ctx.classifier().catalogChanged();
+        if (a.catalogChange()) ctx.classifiers().catalogChanged(database);
     }
 
     private PgError orderingError(Throwable cause) {
@@ -420,6 +421,7 @@ public final class ClientSession implements Runnable {
     }
 
     private void runInBlock(List<WireMessage> unit, UnitAnalysis a) throws IOException {
+        if (a.catalogChange()) block.ddl = true;
         Relay r = relay(unit);
         logInBlock(r);
         if (backend.status() == 'I') {   // the block ended by other means (cannot normally happen)
@@ -472,7 +474,7 @@ public final class ClientSession implements Runnable {
         boolean committed = r.error == null && "COMMIT".equals(r.lastTag);
         ctx.engine().blockCommitted(b.exclusive, committed);
         block = null;
-        if (b.log.stream().anyMatch(m -> m.kind() == 'Q' || m.kind() == 'P')) ctx.classifier().catalogChanged();
+        if (b.ddl) ctx.classifiers().catalogChanged(database);
     }
 
     private void endBlock(List<WireMessage> unit) throws IOException {

@@ -8,4 +8,4 @@ import java.time.Duration;
 
 /** What every client session of one site shares. */
 public record SiteContext(String site, BackendTarget backend, UserDirectory users, ReplicationEngine engine,
-                          UnitClassifier classifier, CancelRegistry cancels, boolean lockedQueries, Duration lockTimeout) {}
+                          org.wanrep.sql.Classifiers classifiers, CancelRegistry cancels, boolean lockedQueries, Duration lockTimeout) {}

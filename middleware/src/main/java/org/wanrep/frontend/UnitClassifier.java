@@ -5,6 +5,7 @@ import org.wanrep.wire.PgError;
 
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 
 /**
  * Classifies the statements one client request executes into a {@link UnitAnalysis}. Statements it
@@ -105,7 +106,7 @@ public class UnitClassifier {
                     ? UnitAnalysis.refused(PgError.error("0A000", "wanrep: PREPARE TRANSACTION (two-phase commit) is not supported"))
                     : UnitAnalysis.local();
             case "select", "values", "table", "with", "explain" -> readOnlyUnlessWrites(s, random, time);
-            default -> update(random, time);
+            default -> DDL.contains(first) ? ddl(random, time) : new UnitAnalysis(Route.UPDATE, TableSet.allTables(), random, time, false, null);
         };
     }
 
@@ -116,8 +117,25 @@ public class UnitClassifier {
         return writes ? update(random, time) : UnitAnalysis.local();
     }
 
-    private static UnitAnalysis update(boolean random, boolean time) {
+    /** Statements after which the catalog (tables, views, keys, triggers, defaults) must be read again. */
+    private static final Set<String> DDL = Set.of("create", "alter", "drop", "comment", "grant", "revoke", "reindex", "refresh",
+            "security", "import", "truncate");
+
+    /** Whether any statement of {@code sql} changes the catalog. */
+    public static boolean changesCatalog(String sql) {
+        for (String st : splitStatements(sql)) {
+            String s = stripComments(st).trim().toLowerCase(Locale.ROOT);
+            if (!s.isEmpty() && DDL.contains(s.split("[\\s(;]+", 2)[0])) return true;
+        }
+        return false;
+    }
+
+    private static UnitAnalysis ddl(boolean random, boolean time) {
         return new UnitAnalysis(Route.UPDATE, TableSet.allTables(), random, time, true, null);
+    }
+
+    private static UnitAnalysis update(boolean random, boolean time) {
+        return new UnitAnalysis(Route.UPDATE, TableSet.allTables(), random, time, false, null);
     }
 
     private static UnitAnalysis route(Route r) { return new UnitAnalysis(r, TableSet.of(java.util.Set.of(), java.util.Set.of()), false, false, false, null); }

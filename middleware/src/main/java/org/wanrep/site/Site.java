@@ -10,7 +10,6 @@ import org.wanrep.exec.WireTxnExecutor;
 import org.wanrep.frontend.CancelRegistry;
 import org.wanrep.frontend.ProxyServer;
 import org.wanrep.frontend.SiteContext;
-import org.wanrep.frontend.UnitClassifier;
 import org.wanrep.gcs.Delivery;
 import org.wanrep.gcs.jgroups.GcsSettings;
 import org.wanrep.gcs.jgroups.JGroupsGcs;
@@ -99,8 +98,19 @@ public final class Site implements AutoCloseable {
         JGroupsGcs gcs = JGroupsGcs.start(gs, listenerWrapper.apply(engine));
         engine.attach(gcs);
         gcs.awaitPrimary(sites.size() / 2 + 1, joinTimeout);
-        SiteContext ctx = new SiteContext(name, target, UserDirectory.parse(c.get("users")), engine, new UnitClassifier(),
+        SiteContext ctx = new SiteContext(name, target, UserDirectory.parse(c.get("users")), engine,
+                new org.wanrep.sql.Classifiers(target, org.wanrep.sql.Classifiers.configuredFunctions(c)),
                 new CancelRegistry(), c.get("queries").equals("locked"), Duration.ofMillis(c.getInt("pool.wait_timeout_ms")));
+        // DDL run here for another site's client changes the catalog the classifiers know
+        engine.onCommit(r -> {
+            for (org.wanrep.wire.WireMessage m : r.messages()) {
+                String sql = m.kind() == 'Q' ? m.queryText() : m.kind() == 'P' ? org.wanrep.wire.Messages.parseQuery(m) : null;
+                if (sql != null && org.wanrep.frontend.UnitClassifier.changesCatalog(sql)) {
+                    ctx.classifiers().catalogChanged(r.database());
+                    return;
+                }
+            }
+        });
         ProxyServer proxy = new ProxyServer(ctx, c.get("proxy.host"), c.getInt("proxy.port"));
         LOG.info("site {} ready: proxy on {}:{}, replica {}, {} delivery", name, c.get("proxy.host"), proxy.port(), target, c.get("delivery"));
         return new Site(name, pool, executor, engine, gcs, proxy);

@@ -53,6 +53,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     private final AtomicLong localSeq = new AtomicLong();
     private final AtomicLong commits = new AtomicLong();
     private volatile long lastGsn;
+    private volatile java.util.function.Consumer<TxnRequest> commitHook = r -> { };
     private final Map<RequestId, Long> submitTimes = new HashMap<>();
     private final PhaseStats phaseStats = new PhaseStats();
     private volatile Gcs gcs;
@@ -305,7 +306,10 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             return;
         }
         t.state = o == TxnExecutor.Outcome.OK ? Txn.State.COMMITTED : Txn.State.FAILED;
-        if (o == TxnExecutor.Outcome.OK) commits.incrementAndGet();
+        if (o == TxnExecutor.Outcome.OK) {
+            commits.incrementAndGet();
+            commitHook.accept(t.work);
+        }
         finish(t);
     }
 
@@ -376,6 +380,9 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         }
         for (CompletableFuture<Txn> f : fs) f.completeExceptionally(new IllegalStateException("site " + site + " stopped: " + reason));
     }
+
+    /** Called (holding the engine's monitor: keep it short) for every transaction committed here. */
+    public void onCommit(java.util.function.Consumer<TxnRequest> hook) { this.commitHook = hook; }
 
     /** Per-phase response-time breakdown of the update transactions this site originated. */
     public PhaseStats phaseStats() { return phaseStats; }

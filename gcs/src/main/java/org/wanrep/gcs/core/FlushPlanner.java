@@ -41,14 +41,11 @@ public final class FlushPlanner {
      * member of that view which never accepted it (its accepted and installed epochs are older)
      * proves it did not, and so does its leader being here without having installed it.
      */
-    /** Whether a majority of an epoch's members is here and holds its plan. */
-    static boolean hasMajority(Epoch e, List<String> members, Map<String, Proto.FlushState> reports) {
-        int n = 0;
-        for (String m : members) {
-            Proto.FlushState r = reports.get(m);
-            if (r != null && (r.acceptedEpoch().equals(e) || r.installedEpoch().equals(e))) n++;
-        }
-        return n * 2 > members.size();
+    /** Whether the members not here are a majority of {@code members}. */
+    static boolean absentMajority(List<String> members, Map<String, Proto.FlushState> reports) {
+        int absent = 0;
+        for (String m : members) if (!reports.containsKey(m)) absent++;
+        return absent * 2 > members.size();
     }
 
     static boolean mayHaveCommitted(Epoch e, List<String> members, Map<String, Proto.FlushState> reports) {
@@ -88,11 +85,12 @@ public final class FlushPlanner {
         if (base.number() > 0 && baseMembers.isEmpty())   // installed elsewhere only: its members as accepted here
             for (Proto.FlushState s : reports.values()) if (s.acceptedEpoch().equals(base)) baseMembers = s.acceptedMembers();
         if (base.number() > 0 && baseMembers.isEmpty()) return null;
-        // a later plan accepted here that may have committed elsewhere would be the real base: wait
+        // a later plan accepted here may have committed elsewhere; if its absent members are a
+        // majority of it, they could go on from it without us: wait rather than risk two primaries
         for (Proto.FlushState s : reports.values())
             if (s.acceptedEpoch().compareTo(base) > 0 && !s.acceptedMembers().isEmpty() && s.acceptedBase().number() > 0
                     && mayHaveCommitted(s.acceptedEpoch(), s.acceptedMembers(), reports)
-                    && !hasMajority(s.acceptedEpoch(), s.acceptedMembers(), reports)) return null;
+                    && absentMajority(s.acceptedMembers(), reports)) return null;
         if (base.number() == 0) {
             for (Proto.FlushState s : reports.values()) if (!s.mayBootstrap()) return null;
         } else {

@@ -55,9 +55,31 @@ public final class Checker {
     List<String> lastPrimary = List.of();
     private long lastPrimaryEpoch = 0;
 
+    /** Per primary epoch: its members and the members that installed it. */
+    private final Map<Long, List<String>> epochMembers = new HashMap<>();
+    private final Map<Long, Set<String>> installers = new HashMap<>();
+
+    /**
+     * Whether the protocol promises progress to these survivors: a majority of the members of the
+     * latest primary epoch that some survivor installed must have installed it and survived. A
+     * survivor that only accepted a plan cannot know whether it was installed elsewhere (its commit
+     * did not arrive), so an epoch installed by crashed members only does not count for them.
+     */
+    boolean progressExpected(List<String> survivors) {
+        for (long e = lastPrimaryEpoch; e >= 1; e--) {
+            Set<String> inst = installers.get(e);
+            if (inst == null) continue;
+            long alive = inst.stream().filter(survivors::contains).count();
+            if (alive > 0) return alive * 2 > epochMembers.get(e).size();
+        }
+        return false;
+    }
+
     void view(String name, GcsView v) {
         Member m = members.get(name);
         if (!v.primary()) return;
+        epochMembers.putIfAbsent(v.epoch(), v.members());
+        installers.computeIfAbsent(v.epoch(), k -> new HashSet<>()).add(name);
         if (v.epoch() > lastPrimaryEpoch) { lastPrimaryEpoch = v.epoch(); lastPrimary = v.members(); }
         if (m.nextGsn < 0 || v.joined()) {
             if (v.joined()) { m.joined = true; m.joins++; }

@@ -1,0 +1,118 @@
+package org.wanrep.sql;
+
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * What the classifier needs to know about one database, read from pg_catalog: relations, the base
+ * tables behind views, foreign keys that cascade, tables with user triggers, the sequences and
+ * non-deterministic functions in column defaults, and the built-in function names. A plain
+ * snapshot: tests build one by hand; {@link #load} reads it from PostgreSQL.
+ */
+public final class Catalog {
+    /** A foreign key: {@code child} references {@code parent}; cascading if a change to parent writes child. */
+    public record ForeignKey(String child, String parent, boolean cascades) {}
+
+    final Map<String, List<String>> relationsByName = new HashMap<>();   // bare name -> schema.name
+    final Map<String, Set<String>> viewBases = new HashMap<>();          // view -> relations it reads
+    final List<ForeignKey> foreignKeys = new ArrayList<>();
+    final Set<String> triggered = new HashSet<>();
+    final Map<String, Set<String>> defaultSequences = new HashMap<>();   // table -> sequences its defaults advance
+    final Map<String, List<String>> defaultExprs = new HashMap<>();      // table -> its column default expressions
+    final Set<String> builtinFunctions = new HashSet<>();
+
+    public static Catalog empty() { return new Catalog(); }
+
+    public Catalog relation(String qualified) {
+        String bare = qualified.substring(qualified.indexOf('.') + 1);
+        relationsByName.computeIfAbsent(bare, k -> new ArrayList<>()).add(qualified);
+        return this;
+    }
+
+    public Catalog view(String view, Set<String> bases) { relation(view); viewBases.put(view, bases); return this; }
+    public Catalog foreignKey(String child, String parent, boolean cascades) { foreignKeys.add(new ForeignKey(child, parent, cascades)); return this; }
+    public Catalog trigger(String table) { triggered.add(table); return this; }
+    public Catalog defaultSequence(String table, String seq) { defaultSequences.computeIfAbsent(table, k -> new HashSet<>()).add(seq); return this; }
+    public Catalog defaultExpr(String table, String expr) { defaultExprs.computeIfAbsent(table, k -> new ArrayList<>()).add(expr); return this; }
+    public Catalog builtins(Set<String> names) { builtinFunctions.addAll(names); return this; }
+
+    /** schema.name for a name as written (quoted parts keep their case); unqualified names by catalog lookup, else public. */
+    public String resolve(String written) {
+        List<String> parts = splitName(written);
+        if (parts.size() >= 2) return parts.get(parts.size() - 2) + "." + parts.get(parts.size() - 1);
+        List<String> found = relationsByName.get(parts.get(0));
+        if (found != null && found.size() == 1) return found.get(0);
+        if (found != null && found.contains("public." + parts.get(0))) return "public." + parts.get(0);
+        return "public." + parts.get(0);
+    }
+
+    static List<String> splitName(String written) {
+        List<String> out = new ArrayList<>();
+        StringBuilder cur = new StringBuilder();
+        boolean quoted = false, wasQuoted = false;
+        for (int i = 0; i < written.length(); i++) {
+            char c = written.charAt(i);
+            if (c == '"') {
+                if (quoted && i + 1 < written.length() && written.charAt(i + 1) == '"') { cur.append('"'); i++; continue; }
+                quoted = !quoted;
+                wasQuoted = true;
+            } else if (c == '.' && !quoted) {
+                out.add(wasQuoted ? cur.toString() : cur.toString().toLowerCase(Locale.ROOT));
+                cur.setLength(0);
+                wasQuoted = false;
+            } else cur.append(c);
+        }
+        out.add(wasQuoted ? cur.toString() : cur.toString().toLowerCase(Locale.ROOT));
+        return out;
+    }
+
+    /** Reads the catalog of the database {@code c} is connected to. */
+    public static Catalog load(Connection c) throws SQLException {
+        Catalog k = new Catalog();
+        try (Statement st = c.createStatement()) {
+            try (ResultSet rs = st.executeQuery("SELECT n.nspname || '.' || c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                    + "WHERE c.relkind IN ('r','p','v','m','f','S') AND n.nspname NOT IN ('pg_catalog','information_schema') AND n.nspname NOT LIKE 'pg_toast%'")) {
+                while (rs.next()) k.relation(rs.getString(1));
+            }
+            try (ResultSet rs = st.executeQuery("SELECT DISTINCT vn.nspname || '.' || v.relname, tn.nspname || '.' || t.relname "
+                    + "FROM pg_rewrite r JOIN pg_class v ON v.oid = r.ev_class JOIN pg_namespace vn ON vn.oid = v.relnamespace "
+                    + "JOIN pg_depend d ON d.objid = r.oid AND d.classid = 'pg_rewrite'::regclass AND d.refclassid = 'pg_class'::regclass "
+                    + "JOIN pg_class t ON t.oid = d.refobjid JOIN pg_namespace tn ON tn.oid = t.relnamespace "
+                    + "WHERE v.relkind IN ('v','m') AND t.oid <> v.oid AND vn.nspname NOT IN ('pg_catalog','information_schema')")) {
+                while (rs.next()) k.viewBases.computeIfAbsent(rs.getString(1), x -> new HashSet<>()).add(rs.getString(2));
+            }
+            try (ResultSet rs = st.executeQuery("SELECT cn.nspname || '.' || ch.relname, pn.nspname || '.' || p.relname, "
+                    + "(f.confdeltype IN ('c','n','d') OR f.confupdtype IN ('c','n','d')) FROM pg_constraint f "
+                    + "JOIN pg_class ch ON ch.oid = f.conrelid JOIN pg_namespace cn ON cn.oid = ch.relnamespace "
+                    + "JOIN pg_class p ON p.oid = f.confrelid JOIN pg_namespace pn ON pn.oid = p.relnamespace WHERE f.contype = 'f'")) {
+                while (rs.next()) k.foreignKey(rs.getString(1), rs.getString(2), rs.getBoolean(3));
+            }
+            try (ResultSet rs = st.executeQuery("SELECT DISTINCT n.nspname || '.' || c.relname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
+                    + "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE NOT t.tgisinternal")) {
+                while (rs.next()) k.trigger(rs.getString(1));
+            }
+            try (ResultSet rs = st.executeQuery("SELECT n.nspname || '.' || c.relname, pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d "
+                    + "JOIN pg_class c ON c.oid = d.adrelid JOIN pg_namespace n ON n.oid = c.relnamespace")) {
+                while (rs.next()) {
+                    String table = rs.getString(1), expr = rs.getString(2);
+                    java.util.regex.Matcher m = java.util.regex.Pattern.compile("nextval\\('([^']+)'").matcher(expr);
+                    while (m.find()) k.defaultSequence(table, k.resolve(m.group(1)));
+                    k.defaultExpr(table, expr);
+                }
+            }
+            try (ResultSet rs = st.executeQuery("SELECT DISTINCT proname FROM pg_proc WHERE pronamespace = 'pg_catalog'::regnamespace")) {
+                while (rs.next()) k.builtinFunctions.add(rs.getString(1));
+            }
+        }
+        return k;
+    }
+}

@@ -1,0 +1,227 @@
+package org.wanrep.sql;
+
+import net.sf.jsqlparser.parser.CCJSqlParserUtil;
+import net.sf.jsqlparser.schema.Table;
+import net.sf.jsqlparser.statement.Statement;
+import net.sf.jsqlparser.statement.delete.Delete;
+import net.sf.jsqlparser.statement.insert.Insert;
+import net.sf.jsqlparser.statement.merge.Merge;
+import net.sf.jsqlparser.statement.select.PlainSelect;
+import net.sf.jsqlparser.statement.select.Select;
+import net.sf.jsqlparser.statement.truncate.Truncate;
+import net.sf.jsqlparser.statement.update.Update;
+import net.sf.jsqlparser.util.TablesNamesFinder;
+import org.wanrep.frontend.Route;
+import org.wanrep.frontend.UnitAnalysis;
+import org.wanrep.frontend.UnitClassifier;
+import org.wanrep.lock.TableSet;
+import org.wanrep.wire.PgError;
+
+import java.util.ArrayDeque;
+import java.util.HashSet;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+
+/**
+ * Which tables a statement reads and writes, from JSqlParser and the catalog: views stand for their
+ * base tables, a write to a table written by cascading foreign keys writes those too, a foreign key
+ * check reads the referenced table, column defaults advance their sequences, and a table with user
+ * triggers, a call of a user function without a configured table set, or anything the parser cannot
+ * follow locks every table. Functions whose result differs between sites are refused in updates.
+ */
+public final class SqlClassifier extends UnitClassifier {
+    /** Functions that give each site a different value: refused under symmetric execution. */
+    static final Set<String> NON_DETERMINISTIC = Set.of("clock_timestamp", "statement_timestamp", "timeofday", "gen_random_uuid",
+            "uuid_generate_v1", "uuid_generate_v1mc", "uuid_generate_v4", "pg_backend_pid", "txid_current", "txid_current_if_assigned",
+            "pg_current_xact_id", "pg_current_xact_id_if_assigned", "inet_server_addr", "inet_server_port", "inet_client_addr",
+            "inet_client_port", "pg_postmaster_start_time", "currval", "lastval", "random_normal", "pg_current_wal_lsn");
+    /** Built-in functions that change the database or its sequences: every table, to be safe. */
+    static final Set<String> WRITING_BUILTINS = Set.of("nextval", "setval", "pg_advisory_lock", "pg_advisory_xact_lock", "lo_import",
+            "lo_unlink", "lo_create", "lo_from_bytea", "lo_put", "pg_logical_emit_message");
+
+    private final Supplier<Catalog> loader;
+    private final Map<String, TableSet> functions;
+    private volatile Catalog catalog;
+    private final Map<String, UnitAnalysis> byShape = new ConcurrentHashMap<>();
+
+    /** {@code functions}: configured table sets per function name (bare or schema-qualified). */
+    public SqlClassifier(Supplier<Catalog> loader, Map<String, TableSet> functions) {
+        this.loader = loader;
+        this.functions = Map.copyOf(functions);
+    }
+
+    private Catalog catalog() {
+        Catalog c = catalog;
+        if (c == null) {
+            synchronized (this) {
+                if (catalog == null) catalog = loader.get();
+                c = catalog;
+            }
+        }
+        return c;
+    }
+
+    @Override public void catalogChanged() {
+        super.catalogChanged();
+        byShape.clear();
+        catalog = null;   // read again at the next use
+    }
+
+    @Override protected UnitAnalysis analyzeStatement(String stmt) {
+        UnitAnalysis kw = super.analyzeStatement(stmt);
+        if (kw.route() != Route.UPDATE && kw.route() != Route.LOCAL) return kw;
+        String shape = SqlText.normalize(stmt);
+        UnitAnalysis cached = byShape.get(shape);
+        if (cached != null) return cached;
+        UnitAnalysis a = refine(stmt, kw);
+        if (byShape.size() > 20_000) byShape.clear();
+        byShape.put(shape, a);
+        return a;
+    }
+
+    private UnitAnalysis refine(String stmt, UnitAnalysis kw) {
+        Catalog cat = catalog();
+        Set<String> calls = SqlText.functionCalls(stmt);
+        boolean update = kw.route() == Route.UPDATE;
+        TableSet configured = null;
+        boolean unknownFunction = false;
+        for (String f : calls) {
+            String bare = f.substring(f.lastIndexOf('.') + 1);
+            if (update && NON_DETERMINISTIC.contains(bare)) return refusedNonDeterministic(bare + "()");
+            if (WRITING_BUILTINS.contains(bare)) { unknownFunction = true; continue; }
+            if (f.startsWith("pg_catalog.") || (!f.contains(".") && cat.builtinFunctions.contains(bare))) continue;
+            TableSet t = functions.get(f) != null ? functions.get(f) : functions.get(bare) != null ? functions.get(bare) : functions.get("public." + bare);
+            if (t == null) unknownFunction = true;
+            else configured = configured == null ? t : union(configured, t);
+        }
+        if (unknownFunction) return new UnitAnalysis(Route.UPDATE, TableSet.allTables(), kw.random(), kw.timeFunctions(), true, null);
+        if (!update && configured == null && !isQuery(stmt)) return kw;   // SET, SHOW, VACUUM...: nothing to lock
+        Set<String> reads = new HashSet<>(), writes = new HashSet<>();
+        boolean forUpdate = false;
+        Statement parsed;
+        try {
+            parsed = CCJSqlParserUtil.parse(stmt);
+        } catch (Exception | StackOverflowError e) {
+            return update ? kw : new UnitAnalysis(Route.LOCAL, TableSet.allTables(), kw.random(), kw.timeFunctions(), false, null);
+        }
+        Set<String> named;
+        try {
+            named = new TablesNamesFinder().getTables(parsed);
+        } catch (RuntimeException e) {
+            return update ? kw : new UnitAnalysis(Route.LOCAL, TableSet.allTables(), kw.random(), kw.timeFunctions(), false, null);
+        }
+        for (String n : named) reads.add(cat.resolve(n));
+        String insertTarget = null;
+        switch (parsed) {
+            case Insert i -> { writes.add(insertTarget = cat.resolve(name(i.getTable()))); }
+            case Update u -> writes.add(cat.resolve(name(u.getTable())));
+            case Delete d -> {
+                if (d.getTable() != null) writes.add(cat.resolve(name(d.getTable())));
+                if (d.getTables() != null) for (Table t : d.getTables()) writes.add(cat.resolve(name(t)));
+            }
+            case Merge m -> writes.add(cat.resolve(name(m.getTable())));
+            case Truncate t -> {
+                if (t.getTables() != null) for (Table x : t.getTables()) writes.add(cat.resolve(name(x)));
+                if (t.getTable() != null) writes.add(cat.resolve(name(t.getTable())));
+            }
+            case Select s -> {
+                PlainSelect ps = s instanceof PlainSelect p ? p : null;
+                forUpdate = ps != null && ps.getForMode() != null || stmt.toLowerCase(Locale.ROOT).matches("(?s).*\\bfor\\s+(update|share|no\\s+key\\s+update|key\\s+share)\\b.*");
+                if (forUpdate) writes.addAll(reads);
+                if (ps != null && ps.getIntoTables() != null) return kw.route() == Route.UPDATE ? kw : everything(kw);
+            }
+            default -> { return update ? kw : everything(kw); }
+        }
+        if (update && writes.isEmpty() && !forUpdate && configured == null) return kw;   // not followed: every table
+        // views stand for their base tables
+        reads = expandViews(cat, reads);
+        writes = expandViews(cat, writes);
+        // cascading foreign keys write the children (only changes to existing rows cascade); checks read the parents
+        boolean changesExisting = insertTarget == null || stmt.toLowerCase(Locale.ROOT).matches("(?s).*\\bon\\s+conflict\\b.*\\bdo\\s+update\\b.*");
+        ArrayDeque<String> todo = new ArrayDeque<>(writes);
+        while (!todo.isEmpty()) {
+            String w = todo.poll();
+            for (Catalog.ForeignKey fk : cat.foreignKeys) {
+                if (fk.parent().equals(w) && changesExisting) {
+                    if (fk.cascades() && writes.add(fk.child())) todo.add(fk.child());
+                    else reads.add(fk.child());
+                }
+                if (fk.child().equals(w)) reads.add(fk.parent());
+            }
+        }
+        Set<String> sequences = new HashSet<>();
+        for (String w : writes) {
+            if (cat.triggered.contains(w)) return new UnitAnalysis(Route.UPDATE, TableSet.allTables(), kw.random(), kw.timeFunctions(), true, null);
+            Set<String> seqs = cat.defaultSequences.get(w);
+            if (seqs != null) sequences.addAll(seqs);
+        }
+        writes.addAll(sequences);
+        if (insertTarget != null && update) {
+            for (String expr : cat.defaultExprs.getOrDefault(insertTarget, java.util.List.of())) {
+                String e = expr.toLowerCase(Locale.ROOT);
+                for (String f : SqlText.functionCalls(e)) {
+                    String bare = f.substring(f.lastIndexOf('.') + 1);
+                    if (NON_DETERMINISTIC.contains(bare)) return refusedNonDeterministic(bare + "() in a column default of " + insertTarget);
+                }
+                if ((e.contains("now()") || e.contains("current_timestamp") || e.contains("current_date") || e.contains("localtimestamp"))
+                        && !e.contains("wanrep.ts"))
+                    return UnitAnalysis.refused(PgError.error("0A000", "wanrep: a column default of " + insertTarget
+                            + " reads the clock (" + expr + "), which differs between sites under symmetric execution")
+                            .withHint("Set the default again through wanrep (ALTER TABLE ... ALTER COLUMN ... SET DEFAULT now()), which makes it read the replicated "
+                                    + "transaction time, or use execution: primary-copy or local-copy (write-set replication)."));
+            }
+        }
+        if (configured != null) {
+            if (configured.all()) return new UnitAnalysis(Route.UPDATE, TableSet.allTables(), kw.random(), kw.timeFunctions(), true, null);
+            reads.addAll(configured.reads());
+            writes.addAll(configured.writes());
+        }
+        boolean writesSomething = update || !writes.isEmpty();
+        reads.removeAll(writes);
+        return new UnitAnalysis(writesSomething ? Route.UPDATE : Route.LOCAL, TableSet.of(reads, writes), kw.random(), kw.timeFunctions(),
+                kw.catalogChange() && writesSomething && isDdlish(stmt), null);
+    }
+
+    private static boolean isQuery(String stmt) {
+        String s = stmt.stripLeading().toLowerCase(Locale.ROOT);
+        return s.startsWith("select") || s.startsWith("with") || s.startsWith("values") || s.startsWith("table") || s.startsWith("(");
+    }
+
+    private static boolean isDdlish(String stmt) { return false; }
+
+    private static UnitAnalysis everything(UnitAnalysis kw) {
+        return new UnitAnalysis(kw.route(), TableSet.allTables(), kw.random(), kw.timeFunctions(), kw.catalogChange(), null);
+    }
+
+    private static Set<String> expandViews(Catalog cat, Set<String> names) {
+        Set<String> out = new HashSet<>();
+        ArrayDeque<String> todo = new ArrayDeque<>(names);
+        Set<String> seen = new HashSet<>();
+        while (!todo.isEmpty()) {
+            String n = todo.poll();
+            if (!seen.add(n)) continue;
+            Set<String> bases = cat.viewBases.get(n);
+            if (bases == null) out.add(n);
+            else todo.addAll(bases);
+        }
+        return out;
+    }
+
+    private static String name(Table t) { return t.getFullyQualifiedName(); }
+
+    private static TableSet union(TableSet a, TableSet b) {
+        if (a.all() || b.all()) return TableSet.allTables();
+        Set<String> r = new HashSet<>(a.reads()), w = new HashSet<>(a.writes());
+        r.addAll(b.reads());
+        w.addAll(b.writes());
+        return TableSet.of(r, w);
+    }
+
+    static UnitAnalysis refusedNonDeterministic(String what) {
+        return UnitAnalysis.refused(PgError.error("0A000", "wanrep: " + what + " cannot be replicated by symmetric execution: each site would compute a different value")
+                .withHint("Compute the value in the client, or use execution: primary-copy or local-copy (write-set replication)."));
+    }
+}

@@ -1,0 +1,95 @@
+package org.wanrep.sql;
+
+import java.util.LinkedHashSet;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * Lexical helpers over SQL text that skip literals, quoted identifiers and comments: a cache key
+ * with literals replaced (texts that differ only in their constants lock the same tables), and the
+ * names of the functions a statement calls.
+ */
+public final class SqlText {
+    private SqlText() {}
+
+    /** Words that precede a parenthesis without being functions. */
+    private static final Set<String> NOT_FUNCTIONS = Set.of("in", "values", "exists", "any", "all", "some", "array", "row", "cast", "over",
+            "filter", "within", "as", "on", "using", "and", "or", "not", "select", "from", "where", "set", "into", "join", "conflict", "do",
+            "update", "key", "group", "order", "partition", "by", "lateral", "table", "case", "when", "then", "else", "coalesce", "nullif",
+            "greatest", "least", "extract", "position", "substring", "overlay", "trim", "interval", "numeric", "decimal", "varchar", "char",
+            "character", "timestamp", "time", "bit", "float", "double", "precision", "with", "returning", "is", "like", "ilike", "between",
+            "limit", "offset", "having", "union", "except", "intersect", "distinct", "only", "default", "collate", "similar", "to", "escape",
+            "varying", "window", "rows", "range", "groups", "grouping", "cube", "rollup", "sets", "xmlelement", "xmlattributes", "delete",
+            "insert", "merge", "matched", "nothing", "recursive", "materialized", "tablesample", "repeatable", "for", "share", "nowait",
+            "skip", "locked", "of", "asc", "desc", "nulls", "first", "last", "fetch", "next", "ties", "zone", "at", "local", "current", "if");
+
+    /** The text with string and numeric literals replaced by '?' (for caching analyses). */
+    public static String normalize(String sql) {
+        StringBuilder b = new StringBuilder(sql.length());
+        int n = sql.length();
+        for (int i = 0; i < n; i++) {
+            char c = sql.charAt(i);
+            if (c == '\'') {
+                int j = i + 1;
+                while (j < n) {
+                    if (sql.charAt(j) == '\'') {
+                        if (j + 1 < n && sql.charAt(j + 1) == '\'') { j += 2; continue; }
+                        break;
+                    }
+                    j++;
+                }
+                // E'...' with backslash escapes is rare in generated SQL; it only costs a cache miss
+                b.append('?');
+                i = j;
+            } else if (Character.isDigit(c) && (i == 0 || !Character.isLetterOrDigit(sql.charAt(i - 1)) && sql.charAt(i - 1) != '_' && sql.charAt(i - 1) != '$')) {
+                int j = i;
+                while (j < n && (Character.isDigit(sql.charAt(j)) || sql.charAt(j) == '.')) j++;
+                b.append('?');
+                i = j - 1;
+            } else b.append(c);
+        }
+        return b.toString();
+    }
+
+    /** Lower-case names of the functions called in {@code sql} (schema-qualified calls keep the schema). */
+    public static Set<String> functionCalls(String sql) {
+        Set<String> out = new LinkedHashSet<>();
+        int n = sql.length();
+        int i = 0;
+        while (i < n) {
+            char c = sql.charAt(i);
+            if (c == '\'' || c == '"') {   // literals and quoted identifiers
+                int j = i + 1;
+                while (j < n && sql.charAt(j) != c) j++;
+                i = j + 1;
+                continue;
+            }
+            if (c == '-' && i + 1 < n && sql.charAt(i + 1) == '-') { int j = sql.indexOf('\n', i); i = j < 0 ? n : j + 1; continue; }
+            if (c == '/' && i + 1 < n && sql.charAt(i + 1) == '*') { int j = sql.indexOf("*/", i + 2); i = j < 0 ? n : j + 2; continue; }
+            if (Character.isLetter(c) || c == '_') {
+                int j = i;
+                while (j < n && (Character.isLetterOrDigit(sql.charAt(j)) || sql.charAt(j) == '_' || sql.charAt(j) == '.' || sql.charAt(j) == '$')) j++;
+                String word = sql.substring(i, j).toLowerCase(Locale.ROOT);
+                int k = j;
+                while (k < n && Character.isWhitespace(sql.charAt(k))) k++;
+                boolean cast = i >= 2 && sql.charAt(i - 1) == ':' && sql.charAt(i - 2) == ':';
+                String bare = word.substring(word.lastIndexOf('.') + 1);
+                if (k < n && sql.charAt(k) == '(' && !cast && !NOT_FUNCTIONS.contains(bare) && !precededByInto(sql, i)) out.add(word);
+                i = j;
+                continue;
+            }
+            i++;
+        }
+        return out;
+    }
+
+    /** INSERT INTO t(a, b): the table's column list is not a call. */
+    private static boolean precededByInto(String sql, int i) {
+        int k = i - 1;
+        while (k >= 0 && Character.isWhitespace(sql.charAt(k))) k--;
+        int end = k + 1;
+        while (k >= 0 && Character.isLetter(sql.charAt(k))) k--;
+        String prev = sql.substring(k + 1, end).toLowerCase(Locale.ROOT);
+        return prev.equals("into") || prev.equals("table") || prev.equals("update") || prev.equals("only");
+    }
+}

@@ -1,0 +1,106 @@
+package org.wanrep.sql;
+
+import org.junit.jupiter.api.Test;
+import org.wanrep.frontend.Route;
+import org.wanrep.frontend.UnitAnalysis;
+import org.wanrep.lock.TableSet;
+import org.wanrep.pg.LocalPostgres;
+
+import java.sql.Connection;
+import java.sql.Statement;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class SqlClassifierTest {
+    static final Catalog CAT = Catalog.empty()
+            .relation("public.accounts").relation("public.history").relation("public.orders").relation("public.items")
+            .relation("public.audit").relation("app.accounts").relation("public.only_here")
+            .view("public.rich", Set.of("public.accounts"))
+            .foreignKey("public.items", "public.orders", true)      // ON DELETE CASCADE
+            .foreignKey("public.history", "public.accounts", false)
+            .trigger("public.audit")
+            .defaultSequence("public.orders", "public.orders_id_seq")
+            .builtins(Set.of("sum", "count", "abs", "lower", "now", "random", "coalesce", "nextval", "upper", "gen_random_uuid", "clock_timestamp"));
+
+    static final SqlClassifier C = new SqlClassifier(() -> CAT, Map.of("public.transfer", TableSet.of(Set.of(), Set.of("public.accounts", "public.history"))));
+
+    private static UnitAnalysis a(String sql) { return C.analyze(List.of(sql)); }
+
+    @Test
+    void readAndWriteSetsOfDml() {
+        assertThat(a("SELECT sum(balance) FROM accounts").route()).isEqualTo(Route.LOCAL);
+        assertThat(a("SELECT sum(balance) FROM accounts").tables().reads()).containsExactly("public.accounts");
+        UnitAnalysis u = a("UPDATE accounts SET balance = balance + 1 WHERE id = 7");
+        assertThat(u.route()).isEqualTo(Route.UPDATE);
+        assertThat(u.tables().all()).isFalse();
+        assertThat(u.tables().writes()).containsExactly("public.accounts");
+        UnitAnalysis ins = a("INSERT INTO history SELECT id, balance FROM accounts WHERE balance > 10");
+        assertThat(ins.tables().writes()).containsExactly("public.history");
+        assertThat(ins.tables().reads()).contains("public.accounts");
+        assertThat(a("UPDATE app.accounts SET balance = 0").tables().writes()).containsExactly("app.accounts");
+        assertThat(a("DELETE FROM history USING accounts WHERE history.id = accounts.id").tables().writes()).contains("public.history");
+        assertThat(a("SELECT * FROM accounts WHERE id = 1 FOR UPDATE").tables().writes()).containsExactly("public.accounts");
+        assertThat(a("UPDATE \"Mixed\".\"Case\" SET x = 1").tables().writes()).containsExactly("Mixed.Case");
+    }
+
+    @Test
+    void viewsCascadesTriggersSequencesAndFunctions() {
+        assertThat(a("SELECT * FROM rich").tables().reads()).containsExactly("public.accounts");
+        UnitAnalysis del = a("DELETE FROM orders WHERE id = 3");
+        assertThat(del.tables().writes()).containsExactlyInAnyOrder("public.orders", "public.items", "public.orders_id_seq");
+        assertThat(a("INSERT INTO history VALUES (1, 2)").tables().reads()).contains("public.accounts");   // the FK check
+        assertThat(a("INSERT INTO audit VALUES (1)").tables().all()).isTrue();                            // user trigger
+        assertThat(a("SELECT my_side_effect(3)").route()).isEqualTo(Route.UPDATE);                        // unknown function
+        assertThat(a("SELECT my_side_effect(3)").tables().all()).isTrue();
+        UnitAnalysis t = a("SELECT transfer(1, 2, 30)");
+        assertThat(t.route()).isEqualTo(Route.UPDATE);
+        assertThat(t.tables().writes()).containsExactlyInAnyOrder("public.accounts", "public.history");
+        assertThat(a("SELECT nextval('orders_id_seq')").tables().all()).isTrue();
+        assertThat(a("SELECT lower(name), abs(x)::numeric(10,2) FROM items").route()).isEqualTo(Route.LOCAL);
+    }
+
+    @Test
+    void nonDeterminismIsRefusedInUpdatesOnly() {
+        UnitAnalysis r = a("INSERT INTO history VALUES (1, clock_timestamp())");
+        assertThat(r.route()).isEqualTo(Route.REFUSED);
+        assertThat(r.error().sqlState()).isEqualTo("0A000");
+        assertThat(r.error().hint()).contains("primary-copy");
+        assertThat(a("UPDATE accounts SET token = gen_random_uuid()").route()).isEqualTo(Route.REFUSED);
+        assertThat(a("SELECT clock_timestamp()").route()).isEqualTo(Route.LOCAL);
+        assertThat(a("UPDATE accounts SET balance = random() * 10").random()).isTrue();
+    }
+
+    @Test
+    void textsThatDifferOnlyInConstantsShareOneAnalysis() {
+        assertThat(SqlText.normalize("UPDATE t SET v = v + 1 WHERE id = 42 AND s = 'x''y'")).isEqualTo("UPDATE t SET v = v + ? WHERE id = ? AND s = ?");
+        assertThat(SqlText.normalize("SELECT t1.c2 FROM t1")).isEqualTo("SELECT t1.c2 FROM t1");
+        assertThat(SqlText.functionCalls("INSERT INTO t(a) VALUES (f(1), 'g(2)', x::numeric(3,1)) -- h(3)")).containsExactly("f");
+    }
+
+    @Test
+    void unparseableMeansEveryTable() {
+        assertThat(a("UPDATE accounts SET balance = balance + 1 WHERE id IN (SELECT FROM WHERE)").tables().all()).isTrue();
+    }
+
+    @Test
+    void catalogReadFromPostgres() throws Exception {
+        try (LocalPostgres pg = LocalPostgres.startTemporary(); Connection c = pg.connect(); Statement st = c.createStatement()) {
+            st.execute("CREATE TABLE parent(id serial primary key, name text)");
+            st.execute("CREATE TABLE child(id int primary key, p int references parent(id) ON DELETE CASCADE)");
+            st.execute("CREATE TABLE stamped(id int primary key, at timestamptz default clock_timestamp())");
+            st.execute("CREATE VIEW v AS SELECT c.id FROM child c JOIN parent p ON p.id = c.p");
+            st.execute("CREATE FUNCTION noop() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RETURN NEW; END$$");
+            st.execute("CREATE TRIGGER t BEFORE INSERT ON child FOR EACH ROW EXECUTE FUNCTION noop()");
+            Catalog cat = Catalog.load(c);
+            SqlClassifier k = new SqlClassifier(() -> cat, Map.of());
+            assertThat(k.analyze(List.of("SELECT * FROM v")).tables().reads()).containsExactlyInAnyOrder("public.child", "public.parent");
+            assertThat(k.analyze(List.of("DELETE FROM parent WHERE id = 1")).tables().all()).isTrue();   // cascades into a triggered table
+            assertThat(k.analyze(List.of("INSERT INTO parent(name) VALUES ('x')")).tables().writes()).contains("public.parent_id_seq");
+            assertThat(k.analyze(List.of("INSERT INTO stamped(id) VALUES (1)")).route()).isEqualTo(Route.REFUSED);
+            assertThat(cat.builtinFunctions).contains("sum", "now", "lower");
+        }
+    }
+}
