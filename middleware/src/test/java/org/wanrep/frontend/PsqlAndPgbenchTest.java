@@ -72,12 +72,12 @@ class PsqlAndPgbenchTest {
         ClientTools.Result[] other = new ClientTools.Result[1];
         Thread t = Thread.ofPlatform().start(() -> {
             try {
-                other[0] = ClientTools.pgbench(cluster.proxyPort(2), "-M", mode, "-c", "2", "-t", "20", "--max-tries", "1000");
+                other[0] = ClientTools.pgbench(cluster.proxyPort(2), "-n", "-M", mode, "-c", "2", "-t", "20", "--max-tries", "1000");
             } catch (Exception e) {
                 throw new RuntimeException(e);
             }
         });
-        ClientTools.Result r = ClientTools.pgbench(cluster.proxyPort(1), "-M", mode, "-c", "2", "-t", "20", "--max-tries", "1000");
+        ClientTools.Result r = ClientTools.pgbench(cluster.proxyPort(1), "-n", "-M", mode, "-c", "2", "-t", "20", "--max-tries", "1000");
         t.join();
         for (ClientTools.Result x : new ClientTools.Result[] {r, other[0]}) {
             assertThat(x.exit()).as(x.output()).isZero();
