@@ -1,0 +1,35 @@
+package org.wanrep.emulator.workload;
+
+import java.io.PrintStream;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+
+/**
+ * A benchmark workload: its schema and data, the transactions clients submit, and what the
+ * middleware must be told to classify them (table sets of stored functions, say).
+ */
+public interface Workload {
+    /** Short name used on the command line and in results ({@code synthetic}, {@code dbt1}). */
+    String name();
+
+    /**
+     * Creates the schema and loads the data through {@code c}. Loading through a proxy replicates
+     * it to every site; loading each replica directly is the caller's choice.
+     */
+    void load(Connection c, PrintStream progress) throws SQLException;
+
+    /**
+     * Middleware settings this workload needs, e.g. {@code functions.NAME.reads}/{@code .writes}
+     * for stored functions whose bodies hide their writes. Merged into the cluster configuration.
+     */
+    default Map<String, String> middlewareSettings() { return Map.of(); }
+
+    /** The transaction types this workload can produce, in a stable order (for reports). */
+    List<String> types();
+
+    /** The next transaction a client submits, drawn from its seeded random source. */
+    Transaction next(Random r);
+}
