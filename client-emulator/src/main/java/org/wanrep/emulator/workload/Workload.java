@@ -3,6 +3,7 @@ package org.wanrep.emulator.workload;
 import java.io.PrintStream;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -32,4 +33,10 @@ public interface Workload {
 
     /** The next transaction a client submits, drawn from its seeded random source. */
     Transaction next(Random r);
+
+    /**
+     * A client's think time before its next transaction in closed-loop runs (DBT-1: negative
+     * exponential, mean 7.2 s, capped at 10x). Open-loop runs at a target rate ignore it.
+     */
+    default Duration thinkTime(Random r) { return Duration.ZERO; }
 }
