@@ -54,12 +54,12 @@ public final class LockManager {
         if (entries.containsKey(txn)) throw new IllegalStateException("transaction " + txn + " already enqueued");
         Entry e = new Entry(txn, tables.resources(), fin);
         entries.put(txn, e);
-        for (String r : e.resources.keySet()) {
-            LinkedList<Entry> q = queues.computeIfAbsent(r, k -> new LinkedList<>());
-            if (fin) insertAfterLastFinal(q, e);
-            else q.addLast(e);
+        if (fin) {
+            placeFinal(e);
+        } else {
+            for (String r : e.resources.keySet()) queues.computeIfAbsent(r, k -> new LinkedList<>()).addLast(e);
+            grantWhatCan();
         }
-        grantWhatCan();
     }
 
     /**
@@ -71,16 +71,25 @@ public final class LockManager {
         if (e == null) throw new IllegalStateException("transaction " + txn + " not enqueued");
         if (e.fin) return;
         e.fin = true;
+        for (String r : e.resources.keySet()) queues.get(r).remove(e);
+        placeFinal(e);
+    }
+
+    /**
+     * Puts a final entry behind the last final entry of each of its queues, i.e. ahead of every
+     * tentative one. A tentative entry it overtakes that holds a conflicting grant loses it: it ran
+     * on a state without this transaction, which the final order puts first. This holds whether the
+     * entry was tentative before or arrives final (a block's exclusive lock, a local read lock, a
+     * final delivery with no optimistic one before it).
+     */
+    private void placeFinal(Entry e) {
         List<Entry> revoke = new ArrayList<>();
-        for (String r : e.resources.keySet()) {
-            LinkedList<Entry> q = queues.get(r);
-            int pos = q.indexOf(e);
-            q.remove(pos);
+        for (var r : e.resources.entrySet()) {
+            LinkedList<Entry> q = queues.computeIfAbsent(r.getKey(), k -> new LinkedList<>());
             int at = insertAfterLastFinal(q, e);
-            // tentative entries it overtook that were granted and conflict: revoke
-            for (int i = at + 1; i <= pos && i < q.size(); i++) {
+            for (int i = at + 1; i < q.size(); i++) {   // everything behind it here is tentative
                 Entry t = q.get(i);
-                if (!t.fin && t.granted && !e.resources.get(r).compatibleWith(t.resources.get(r)) && !revoke.contains(t)) revoke.add(t);
+                if (t.granted && !r.getValue().compatibleWith(t.resources.get(r.getKey())) && !revoke.contains(t)) revoke.add(t);
             }
         }
         for (Entry t : revoke) {

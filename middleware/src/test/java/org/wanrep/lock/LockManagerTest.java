@@ -77,6 +77,27 @@ class LockManagerTest {
         assertThat(rec.granted).containsExactly("T1", "T2", "T1");
     }
 
+    /**
+     * A final entry enqueued without an optimistic delivery (an interactive block's exclusive lock, a
+     * local read lock, a final delivery after a view change) overtakes tentative entries too: a
+     * conflicting tentative grant must be revoked, or both would run at once.
+     */
+    @Test
+    void finalEnqueueRevokesATentativeConflictItOvertakes() {
+        Recorder rec = new Recorder();
+        LockManager lm = new LockManager(rec);
+        lm.enqueueTentative("T1", w("x"));
+        lm.enqueueTentative("T2", r("y"));
+        assertThat(rec.granted).containsExactly("T1", "T2");
+        lm.enqueueFinal("BLOCK", TableSet.allTables());
+        assertThat(rec.revoked).containsExactlyInAnyOrder("T1", "T2");
+        assertThat(rec.granted).containsExactly("T1", "T2", "BLOCK");
+        lm.enqueueFinal("R", r("x"));             // compatible with nothing granted ahead of it but BLOCK
+        lm.release("BLOCK");
+        assertThat(rec.granted).containsExactly("T1", "T2", "BLOCK", "R", "T2");
+        assertThat(lm.isGranted("T1")).isFalse(); // still behind R's read lock on x
+    }
+
     @Test
     void tentativeNonConflictingWorkIsKept() {
         Recorder rec = new Recorder();
@@ -112,10 +133,15 @@ class LockManagerTest {
             for (int i = 0; i < n; i++) if (rnd.nextInt(3) == 0 && i + 1 < n) java.util.Collections.swap(opt, i, i + 1 + rnd.nextInt(Math.min(3, n - i - 1)));
             List<Integer> commits = new ArrayList<>();
             boolean[] fin = new boolean[n], granted = new boolean[n];
+            int[] commitsAtGrant = new int[n];   // how many had committed when t was last granted
             LockManager[] holder = new LockManager[1];
             List<Integer> toCommit = new ArrayList<>();
             holder[0] = new LockManager(new LockManager.Listener() {
-                public void granted(Object t) { granted[(Integer) t] = true; if (fin[(Integer) t]) toCommit.add((Integer) t); }
+                public void granted(Object t) {
+                    granted[(Integer) t] = true;
+                    commitsAtGrant[(Integer) t] = commits.size();
+                    if (fin[(Integer) t]) toCommit.add((Integer) t);
+                }
                 public void revoked(Object t) { granted[(Integer) t] = false; }
             });
             LockManager lm = holder[0];
@@ -135,6 +161,10 @@ class LockManagerTest {
                 while (!toCommit.isEmpty()) {
                     int t = toCommit.remove(0);
                     if (!granted[t] || commits.contains(t)) continue;
+                    // it ran on the state its grant saw: every conflicting predecessor must be in it
+                    for (int j = 0; j < t; j++)
+                        if (conflict(sets.get(j), sets.get(t)))
+                            assertThat(commits.subList(0, commitsAtGrant[t])).as("seed %d run %d: %d granted before %d committed", seed, run, t, j).contains(j);
                     commits.add(t);
                     lm.release(t);
                 }
