@@ -50,7 +50,7 @@ public final class JdbcTxnExecutor implements TxnExecutor, AutoCloseable {
         return (Work) t.attachment;
     }
 
-    @Override public void execute(Txn t, Done done) {
+    @Override public void execute(Txn t, boolean commit, Done done) {
         Work w = work(t);
         threads.execute(() -> {
             try {

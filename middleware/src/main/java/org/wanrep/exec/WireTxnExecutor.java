@@ -40,6 +40,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
         PgError error, commitError;
         boolean fusedCommit;   // COMMIT went with the request: commit() only reports its outcome
         volatile boolean running;
+        volatile java.util.concurrent.CompletableFuture<Void> cancelling;   // a CancelRequest under way
     }
 
     /**
@@ -69,59 +70,56 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
         return (Work) t.attachment;
     }
 
-    @Override public void execute(Txn t, Done done) {
+    @Override public void execute(Txn t, boolean commit, Done done) {
         Work w = work(t);
-        threads.execute(() -> done.completed(runOnce(t, w)));
+        threads.execute(() -> done.completed(runOnce(t, w, commit)));
     }
 
     /**
-     * One attempt, in one round trip: our BEGIN (isolation, the origin's settings, time and seed), the
-     * request's messages and, when the delivery is already final, COMMIT, all pipelined. Replies are
-     * told apart by their ReadyForQuery: BEGIN's, then the request's, then COMMIT's.
+     * One attempt: our BEGIN (isolation, the origin's settings, time and seed), and once it answered
+     * that the block is open, the request's messages and, when the delivery is already final, COMMIT,
+     * pipelined. BEGIN is not pipelined with the request: if BEGIN failed (a cancel landing on it, say)
+     * the request would run outside any block and autocommit, and its retry would apply it twice.
+     * Replies are told apart by their ReadyForQuery: the request's, then COMMIT's.
      */
-    private Outcome runOnce(Txn t, Work w) {
+    private Outcome runOnce(Txn t, Work w, boolean commit) {
         TxnRequest r = t.work();
         try {
+            settleCancel(w);
             if (w.conn == null) w.conn = pool.borrow(r.database());
             w.replies.clear();
             w.error = null;
             w.fusedCommit = false;
             w.commitError = null;
             w.running = true;
+            PgError beginError = w.conn.run(beginSql(r));
+            if (beginError != null || w.conn.status() != 'T') {
+                w.error = beginError != null ? beginError : PgError.error("25000", "wanrep: BEGIN did not open a transaction block");
+                LOG.warn("{}: BEGIN refused: {}", t, w.error);
+                return TxnExecutor.transientState(w.error.sqlState()) ? Outcome.RETRY : Outcome.ERROR;
+            }
             List<WireMessage> ms = w.messages != null ? w.messages : r.messages();
             int requestReadies = 0;
             for (WireMessage m : ms) if (m.kind() == 'Q' || m.kind() == 'S') requestReadies++;
-            boolean fuse = t.isFinal() && requestReadies > 0;
-            w.conn.send(WireMessage.query(beginSql(r)));
+            boolean fuse = commit && requestReadies > 0;
             for (WireMessage m : ms) w.conn.send(m);
             if (fuse) w.conn.send(WireMessage.query("COMMIT"));
             w.conn.flush();
             int readies = 0;
-            PgError beginError = null;
-            String commitTag = null;
             while (!w.conn.tracker().idle()) {
                 if (w.conn.tracker().awaitingCopyData()) {   // a COPY whose data is not in the request
                     w.conn.send(org.wanrep.wire.Messages.copyFail("wanrep: no COPY data in the replicated request"));
                     w.conn.flush();
                 }
                 WireMessage m = w.conn.read();
-                int phase = readies == 0 ? 0 : (readies <= requestReadies || requestReadies == 0) ? 1 : 2;
+                boolean request = readies < requestReadies || requestReadies == 0;
                 if (m.kind() == 'Z') readies++;
-                switch (phase) {
-                    case 0 -> { if (m.kind() == 'E' && beginError == null) beginError = PgError.parse(m); }
-                    case 1 -> {
-                        if (m.kind() == 'E' && w.error == null) w.error = PgError.parse(m);
-                        if (w.keepReplies) w.replies.add(m);
-                    }
-                    default -> {
-                        if (m.kind() == 'E' && w.commitError == null) w.commitError = PgError.parse(m);
-                        if (m.kind() == 'C') commitTag = org.wanrep.wire.Messages.commandTag(m);
-                    }
+                if (request) {
+                    if (m.kind() == 'E' && w.error == null) w.error = PgError.parse(m);
+                    if (w.keepReplies) w.replies.add(m);
+                } else {
+                    if (m.kind() == 'E' && w.commitError == null) w.commitError = PgError.parse(m);
                 }
-            }
-            if (beginError != null) {
-                LOG.warn("{}: BEGIN refused: {}", t, beginError);
-                w.error = beginError;
             }
             w.fusedCommit = fuse;
             if (w.error == null && fuse && w.commitError != null) w.error = w.commitError;   // e.g. 40001 at COMMIT
@@ -133,6 +131,23 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
         } finally {
             w.running = false;
         }
+    }
+
+    /**
+     * A CancelRequest names a backend, not a statement: one still on its way could cancel whatever the
+     * connection runs next (the retry's BEGIN, another transaction's work). So before a connection
+     * that was cancelled is used again, wait until the server has delivered the cancel; it then either
+     * hit the attempt it was meant for or found the backend idle and was dropped.
+     */
+    private static void settleCancel(Work w) {
+        java.util.concurrent.CompletableFuture<Void> c = w.cancelling;
+        if (c == null) return;
+        try {
+            c.get(10, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (Exception e) {
+            LOG.warn("cancel did not complete in 10 s: {}", e.toString());
+        }
+        w.cancelling = null;
     }
 
     /**
@@ -177,7 +192,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
     @Override public void cancel(Txn t) {
         Work w = work(t);
         BackendConnection c = w.conn;
-        if (c != null && w.running) threads.execute(c::cancel);
+        if (c != null && w.running) w.cancelling = java.util.concurrent.CompletableFuture.runAsync(c::cancel, threads);
     }
 
     @Override public void commit(Txn t, Done done) {
@@ -190,6 +205,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
         }
         threads.execute(() -> {
             try {
+                settleCancel(w);
                 PgError e = w.conn.run("COMMIT");
                 w.commitError = e;
                 if (e == null) done.completed(Outcome.OK);
@@ -207,6 +223,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
         Work w = work(t);
         threads.execute(() -> {
             try {
+                settleCancel(w);
                 if (w.conn != null) w.conn.run("ROLLBACK");
             } catch (IOException | RuntimeException e) {
                 brokenConnection(t, w, e);
@@ -223,6 +240,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
         boolean resetSession = leavesSessionState(t.work().messages());
         threads.execute(() -> {
             try {
+                settleCancel(w);
                 if (resetSession && !c.isBroken()) c.run("DISCARD ALL");
             } catch (IOException e) {
                 LOG.debug("DISCARD ALL: {}", e.toString());

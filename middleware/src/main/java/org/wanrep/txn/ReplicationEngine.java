@@ -127,9 +127,10 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         synchronized (this) {
             byMsg.remove(m.id());
             switch (r.kind()) {
-                case AUTOCOMMIT -> orderedAutocommit(r, m.sender());
+                case AUTOCOMMIT -> orderedAutocommit(r, m.sender(), gsn);
                 case EXCLUSIVE -> {
                     Txn t = newTxn(r, m.sender());
+                    t.gsn = gsn;
                     t.fin = true;
                     t.phases.finalDelivered = System.nanoTime();
                     locks.enqueueFinal(r.id(), TableSet.allTables());
@@ -139,14 +140,16 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         }
     }
 
-    private void orderedAutocommit(TxnRequest r, String sender) {
+    private void orderedAutocommit(TxnRequest r, String sender, long gsn) {
         Txn t = txns.get(r.id());
         if (t == null) {
             t = newTxn(r, sender);
+            t.gsn = gsn;
             t.fin = true;
             t.phases.finalDelivered = System.nanoTime();
             locks.enqueueFinal(r.id(), r.tables());
         } else {
+            t.gsn = gsn;
             t.fin = true;
             t.phases.finalDelivered = System.nanoTime();
             locks.makeFinal(r.id());
@@ -188,6 +191,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         t.phases.committed = System.nanoTime();
         t.state = committed ? Txn.State.COMMITTED : Txn.State.FAILED;
         if (committed) commits.incrementAndGet();
+        if (LOG.isDebugEnabled()) LOG.debug("{} gsn {} {} block {} (origin)", site, t.gsn, id, t.state);
         finish(t);
     }
 
@@ -278,7 +282,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     private void run(Txn t) {
         t.state = Txn.State.RUNNING;
         t.attempts++;
-        executor.execute(t, o -> executed(t, o));
+        executor.execute(t, t.fin, o -> executed(t, o));   // t.fin read under the monitor: see TxnExecutor
     }
 
     private synchronized void executed(Txn t, TxnExecutor.Outcome o) {
@@ -310,6 +314,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             commits.incrementAndGet();
             commitHook.accept(t.work);
         }
+        if (LOG.isDebugEnabled()) LOG.debug("{} gsn {} {} {} after {} attempt(s) {}", site, t.gsn, t.request.id(), t.state, t.attempts, t.request.tables());
         finish(t);
     }
 

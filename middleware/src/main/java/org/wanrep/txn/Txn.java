@@ -30,6 +30,8 @@ public final class Txn {
     String originMember;
     State state = State.WAITING;
     volatile boolean fin;
+    /** Its final position in the total order (0 until delivered finally). */
+    volatile long gsn;
     int attempts;
     public volatile Object attachment;
     final Phases phases = new Phases();

@@ -24,8 +24,13 @@ public interface TxnExecutor {
         return sqlState != null && (sqlState.equals("40001") || sqlState.equals("40P01") || sqlState.equals("55P03") || sqlState.equals("57014"));
     }
 
-    /** BEGIN, then the request's messages, replies buffered. */
-    void execute(Txn t, Done done);
+    /**
+     * BEGIN, then the request's messages, replies buffered. With {@code commit} the executor may
+     * send COMMIT in the same round trip and report its outcome from {@link #commit}: the engine
+     * passes it only for a final transaction, which nothing can revoke any more. (Deciding later,
+     * on the executor's thread, could commit an attempt revoked before its final delivery arrived.)
+     */
+    void execute(Txn t, boolean commit, Done done);
 
     /** Best effort: interrupt a running execution (it then reports RETRY or ERROR). */
     void cancel(Txn t);
