@@ -105,13 +105,13 @@ public final class SqlClassifier extends UnitClassifier {
         try {
             parsed = CCJSqlParserUtil.parse(stmt);
         } catch (Exception | StackOverflowError e) {
-            return update ? kw : new UnitAnalysis(Route.LOCAL, TableSet.allTables(), kw.random(), kw.timeFunctions(), false, null);
+            return notFollowed(kw, configured);
         }
         Set<String> named;
         try {
             named = new TablesNamesFinder().getTables(parsed);
         } catch (RuntimeException e) {
-            return update ? kw : new UnitAnalysis(Route.LOCAL, TableSet.allTables(), kw.random(), kw.timeFunctions(), false, null);
+            return notFollowed(kw, configured);
         }
         for (String n : named) reads.add(cat.resolve(n));
         String insertTarget = null;
@@ -183,6 +183,18 @@ public final class SqlClassifier extends UnitClassifier {
         reads.removeAll(writes);
         return new UnitAnalysis(writesSomething ? Route.UPDATE : Route.LOCAL, TableSet.of(reads, writes), kw.random(), kw.timeFunctions(),
                 kw.catalogChange() && writesSomething && isDdlish(stmt), null);
+    }
+
+    /**
+     * The parser could not follow the statement: an update locks every table; a query runs locally
+     * unless it calls a function configured as writing, which makes it an update of every table
+     * (when in doubt, lock more; a write must never run at one site only).
+     */
+    private static UnitAnalysis notFollowed(UnitAnalysis kw, TableSet configured) {
+        if (kw.route() == Route.UPDATE) return kw;
+        if (configured != null && (configured.all() || !configured.writes().isEmpty()))
+            return new UnitAnalysis(Route.UPDATE, TableSet.allTables(), kw.random(), kw.timeFunctions(), false, null);
+        return new UnitAnalysis(Route.LOCAL, TableSet.allTables(), kw.random(), kw.timeFunctions(), false, null);
     }
 
     private static boolean isQuery(String stmt) {

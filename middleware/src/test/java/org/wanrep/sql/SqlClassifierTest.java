@@ -46,6 +46,17 @@ class SqlClassifierTest {
         assertThat(a("UPDATE \"Mixed\".\"Case\" SET x = 1").tables().writes()).containsExactly("Mixed.Case");
     }
 
+    /** A call of a configured writing function in SQL the parser cannot follow is still an update, of every table. */
+    @Test
+    void unparseableQueryCallingAWritingFunctionIsAnUpdateOfEverything() {
+        String sql = "SELECT * FROM transfer(1, 2, 30) AS t(a int) WINDOW w AS (PARTITION BY a ORDER BY a GROUPS BETWEEN 1 PRECEDING AND CURRENT ROW EXCLUDE TIES)";
+        UnitAnalysis u = a(sql);
+        assertThat(u.route()).isEqualTo(Route.UPDATE);
+        assertThat(u.tables().all()).isTrue();
+        assertThat(a("SELECT * FROM accounts WINDOW w AS (PARTITION BY id ORDER BY id GROUPS BETWEEN 1 PRECEDING AND CURRENT ROW EXCLUDE TIES)").route())
+                .isEqualTo(Route.LOCAL);
+    }
+
     @Test
     void viewsCascadesTriggersSequencesAndFunctions() {
         assertThat(a("SELECT * FROM rich").tables().reads()).containsExactly("public.accounts");
