@@ -12,8 +12,8 @@
 --  * text is ordered COLLATE "C", so sites with different default collations agree;
 --  * loops over several rows run in a defined order (array order, or ORDER BY a key).
 --
--- Table sets: each function touches exactly the tables Dbt1Tables declares for it (a test reads
--- pg_locks to check this); helpers are listed under the functions that call them.
+-- Table sets: each function touches only the tables Interaction.java declares for it
+-- (Dbt1DatabaseTest checks this against pg_locks); helpers count in the sets of their callers.
 
 -- ---------------------------------------------------------------- helpers
 

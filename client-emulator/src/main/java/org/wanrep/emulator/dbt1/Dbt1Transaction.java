@@ -9,6 +9,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Types;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 
@@ -77,7 +78,7 @@ public final class Dbt1Transaction implements Transaction {
         for (int i = 0; i < args.size(); i++) {
             if (i > 0) b.append(", ");
             Object v = args.get(i);
-            b.append(v instanceof int[] a ? java.util.Arrays.toString(a) : v instanceof String s ? "'" + s + "'" : String.valueOf(v));
+            b.append(v instanceof int[] a ? Arrays.toString(a) : v instanceof String s ? "'" + s + "'" : String.valueOf(v));
         }
         return b.append(interaction.takesTime() ? ", now())" : ")").toString();
     }

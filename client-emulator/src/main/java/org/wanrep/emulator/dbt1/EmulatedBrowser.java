@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Random;
 
 /**
@@ -59,7 +60,7 @@ final class EmulatedBrowser {
             case BUY_REQUEST -> buyRequest(r);
             case BUY_CONFIRM -> buyConfirm(r);
             case ORDER_INQUIRY -> args(customer);
-            case ORDER_DISPLAY -> args(DigSyl.of(customer), DigSyl.of(customer).toLowerCase(java.util.Locale.ROOT));
+            case ORDER_DISPLAY -> args(DigSyl.of(customer), DigSyl.of(customer).toLowerCase(Locale.ROOT));
             case ADMIN_CONFIRM -> adminConfirm(r);
         };
         return new Dbt1Transaction(i, a);

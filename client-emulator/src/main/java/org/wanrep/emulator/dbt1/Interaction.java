@@ -10,7 +10,7 @@ import java.util.StringJoiner;
  * types, whether it takes the time as last argument, and the tables it reads and writes.
  * <p>
  * The table sets are what the middleware locks for a call (it cannot see inside a function body),
- * so they must cover everything the body and its helpers touch; {@code Dbt1TableSetTest} checks
+ * so they must cover everything the body and its helpers touch; {@code Dbt1DatabaseTest} checks
  * them against pg_locks. A function that writes nothing runs as a local query.
  */
 public enum Interaction {

@@ -112,7 +112,7 @@ class Dbt1DatabaseTest {
             for (int k = 0; k < 300; k++) {
                 Transaction t = w.next(client);
                 t.execute(c);
-                runs.merge(Interaction.valueOf(t.type().toUpperCase(java.util.Locale.ROOT)), 1, Integer::sum);
+                runs.merge(((Dbt1Transaction) t).interaction(), 1, Integer::sum);
             }
             assertThat(c.getAutoCommit()).isTrue();
         }
