@@ -61,7 +61,11 @@ public final class Emulator implements AutoCloseable {
 
     /** Opens the connections (all of them, before any transaction is due) and the phase probe. */
     public void open() throws SQLException {
-        probe = PhaseProbe.open(target, cfg.connectionProperties());
+        try {
+            probe = PhaseProbe.open(target, cfg.connectionProperties());
+        } catch (SQLException e) {
+            throw new SQLException("emulator for " + target.name() + ": cannot connect to " + target.jdbcUrl() + ": " + e.getMessage(), e.getSQLState(), e);
+        }
         pool = new ConnectionPool(target, cfg.connectionProperties(), cfg.connections(), new ConnectionPool.Worker() {
             @Override public boolean serve(Submission s, Connection c) { return Emulator.this.serve(s, c); }
             @Override public void unserved(Submission s, SQLException cause) { Emulator.this.unserved(s, cause); }
@@ -135,7 +139,7 @@ public final class Emulator implements AutoCloseable {
     private void submit(int k, Transaction t, long due, Runnable onDone) {
         if (k == cfg.warmup()) openWindow(due);
         if (k == cfg.transactions() - cfg.cooldown() && cfg.cooldown() > 0) closeWindow(due);
-        log.submitted(k, due, log.typeIndex(t.type()));
+        log.submitted(k, due, System.nanoTime(), log.typeIndex(t.type()));
         pool.submit(new Submission(k, t, onDone));
     }
 

@@ -35,6 +35,8 @@ final class Statistics {
         String[] lastError = new String[all + 1];
         long transactions = 0, warm = 0, cool = 0, unfinished = 0, lateAll = 0;
         double achieved = 0, window = 0;
+        // why measured starts were late: the schedule's thread woke late, or no connection was free
+        Histogram dispatchLag = new Histogram(HIGHEST_US, 3), connectionWait = new Histogram(HIGHEST_US, 3);
         for (TxnLog log : logs) {
             transactions += log.n;
             warm += log.warmup;
@@ -67,6 +69,8 @@ final class Statistics {
                     }
                 }
                 if (isStarted) {
+                    dispatchLag.recordValue(micros(log.dispatched[k] - log.due[k]));
+                    connectionWait.recordValue(micros(log.start[k] - log.dispatched[k]));
                     started++;
                     firstStart = Math.min(firstStart, log.start[k]);
                     lastStart = Math.max(lastStart, log.start[k]);
@@ -85,7 +89,8 @@ final class Statistics {
         for (int t = 0; t < all; t++) perType.add(type(types.get(t), t, measured, committed, aborts, retries, throughput, resp, lag, late, lastError));
         TypeResult total = type(ALL, all, measured, committed, aborts, retries, throughput, resp, lag, late, lastError);
         return new SiteResult(site, target, load, targetRate == null ? null : round(targetRate), round(achieved), transactions, warm, cool,
-                unfinished, lateAll, round(window), total, perType, phases, phasesNote);
+                unfinished, lateAll, ms(dispatchLag.getValueAtPercentile(99)), ms(connectionWait.getValueAtPercentile(99)), round(window), total, perType,
+                phases, phasesNote);
     }
 
     private static TypeResult type(String name, int t, long[] measured, long[] committed, long[] aborts, long[] retries, double[] throughput,

@@ -8,7 +8,8 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * What happened to every transaction of one emulator, by its index in submission order: when it
- * was due, when it started (got a connection and went to the server), when it ended, its type,
+ * was due, when the emulator handed it to the pool, when it started (got a connection and went to
+ * the server), when it ended, its type,
  * outcome and retries. Each slot is written by the one thread that handles the transaction; the
  * statistics read it after the run. Keeping every transaction (about 40 bytes each) makes the
  * warm-up/cool-down cut exact and lets nothing be dropped on the way.
@@ -19,7 +20,7 @@ final class TxnLog {
     final String site;
     final List<String> types;
     final int n, warmup, cooldown;
-    final long[] due, start, end;
+    final long[] due, dispatched, start, end;
     final byte[] status;
     final short[] type;
     final int[] retries;
@@ -41,6 +42,7 @@ final class TxnLog {
         this.cooldown = cooldown;
         this.lateNanos = lateNanos;
         due = new long[n];
+        dispatched = new long[n];
         start = new long[n];
         end = new long[n];
         status = new byte[n];
@@ -61,8 +63,9 @@ final class TxnLog {
         return i;
     }
 
-    void submitted(int k, long dueNanos, int typeIndex) {
+    void submitted(int k, long dueNanos, long nowNanos, int typeIndex) {
         due[k] = dueNanos;
+        dispatched[k] = nowNanos;
         type[k] = (short) typeIndex;
         submitted.incrementAndGet();
     }

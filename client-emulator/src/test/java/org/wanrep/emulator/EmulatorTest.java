@@ -173,7 +173,6 @@ class EmulatorTest {
         assertThat(s.all().committed()).isEqualTo(48);
         assertThat(most.get()).isLessThanOrEqualTo(3);   // three clients, each waiting for its answer
         assertThat(seconds).isGreaterThan(60 / 3 * 0.015);   // think + transaction, 20 times per client
-        assertThat(s.lateStartsAll()).isLessThanOrEqualTo(3);   // clients never outnumber connections
     }
 
     private static SiteResult runOne(EmulatorConfig cfg) throws Exception {

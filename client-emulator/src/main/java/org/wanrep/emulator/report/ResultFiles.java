@@ -41,10 +41,10 @@ public final class ResultFiles {
         Files.writeString(csv, c);
 
         StringBuilder st = new StringBuilder("site,target,load,target_rate_tps,achieved_rate_tps,transactions,discarded_warmup,discarded_cooldown,"
-                + "unfinished,late_starts_all,window_s\n");
+                + "unfinished,late_starts_all,dispatch_lag_p99_ms,connection_wait_p99_ms,window_s\n");
         for (SiteResult s : r.rows())
             st.append(row(s.site(), s.target(), s.load(), s.targetRateTps(), s.achievedRateTps(), s.transactions(), s.discardedWarmup(),
-                    s.discardedCooldown(), s.unfinished(), s.lateStartsAll(), s.windowS()));
+                    s.discardedCooldown(), s.unfinished(), s.lateStartsAll(), s.dispatchLagP99Ms(), s.connectionWaitP99Ms(), s.windowS()));
         Files.writeString(sites, st);
 
         StringBuilder p = new StringBuilder("site,phase,count,mean_ms,p50_ms,p99_ms\n");

@@ -25,13 +25,14 @@ public final class SummaryTable {
             }
         }
         errors.stream().distinct().forEach(e -> b.append(e).append('\n'));
-        b.append('\n').append("schedule per site (rates in transactions/s; late = started more than 1 ms after due):\n");
-        b.append(line("%-14s %9s %10s %10s %10s %11s %9s %10s", "site", "submitted", "discarded", "unfinished", "target/s", "achieved/s",
-                "window s", "late (all)"));
+        b.append('\n').append("schedule per site (rates in transactions/s; late = started more than 1 ms after due; a start is late by\n"
+                + "the dispatch lag, the scheduling thread waking late, plus the wait for a free connection; ms):\n");
+        b.append(line("%-14s %9s %10s %10s %10s %11s %9s %10s %13s %13s", "site", "submitted", "discarded", "unfinished", "target/s", "achieved/s",
+                "window s", "late (all)", "dispatch p99", "conn wait p99"));
         for (SiteResult s : r.rows())
-            b.append(line("%-14s %9d %10s %10d %10s %11.2f %9.1f %10d", s.site(), s.transactions(), s.discardedWarmup() + "+" + s.discardedCooldown(),
+            b.append(line("%-14s %9d %10s %10d %10s %11.2f %9.1f %10d %13.2f %13.2f", s.site(), s.transactions(), s.discardedWarmup() + "+" + s.discardedCooldown(),
                     s.unfinished(), s.targetRateTps() == null ? "closed" : String.format(Locale.ROOT, "%.2f", s.targetRateTps()),
-                    s.achievedRateTps(), s.windowS(), s.lateStartsAll()));
+                    s.achievedRateTps(), s.windowS(), s.lateStartsAll(), s.dispatchLagP99Ms(), s.connectionWaitP99Ms()));
         boolean anyPhases = r.sites().stream().anyMatch(s -> !s.phases().isEmpty());
         if (anyPhases) {
             b.append('\n').append("where the updates' time went, per origin site (middleware phases over the measured window, ms):\n");
