@@ -16,7 +16,7 @@ import java.util.concurrent.Callable;
 @Command(name = "cluster", mixinStandardHelpOptions = true,
         description = "A local multi-site cluster: one PostgreSQL replica and one middleware process per site.",
         subcommands = {ClusterCommand.Up.class, ClusterCommand.Down.class, ClusterCommand.Status.class, ClusterCommand.Check.class})
-final class ClusterCommand implements Runnable {
+public final class ClusterCommand implements Runnable {
     @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
     @Override public void run() { spec.commandLine().usage(System.out); }

@@ -16,7 +16,7 @@ import java.util.concurrent.Callable;
         description = {"Measures total-order delivery latency and throughput: one member per site in this JVM,",
                 "real JGroups TCP on loopback, WAN delays emulated per link from the latency matrix.",
                 "Prints a table, then one JSON object as the last line."})
-final class GcsBenchCommand implements Callable<Integer> {
+public final class GcsBenchCommand implements Callable<Integer> {
     @Option(names = "--latency-matrix", defaultValue = "na4",
             description = "preset (${COMPLETION-CANDIDATES}) or CSV file; 'none' for no delay (default: ${DEFAULT-VALUE})",
             completionCandidates = Presets.class)

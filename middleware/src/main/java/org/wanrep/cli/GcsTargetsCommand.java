@@ -20,7 +20,7 @@ import java.util.concurrent.Callable;
                 "  origin_p50 <= 1.15 x bound_origin + 10 ms; opt-safe: opt_p50 <= largest one-way delay from the sender + 10 ms;",
                 "no delay, 4 sites, 1 KB: agreed >= 10,000 msgs/s and safe >= 5,000 msgs/s sustained.",
                 "Writes results.json and results.csv to --out; exits 1 if a target is missed."})
-final class GcsTargetsCommand implements Callable<Integer> {
+public final class GcsTargetsCommand implements Callable<Integer> {
     @Option(names = "--messages", defaultValue = "600", description = "measured messages per low-load run (default: ${DEFAULT-VALUE})")
     int messages;
 

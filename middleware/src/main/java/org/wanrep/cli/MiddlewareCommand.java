@@ -2,6 +2,7 @@ package org.wanrep.cli;
 
 import org.wanrep.config.Config;
 import org.wanrep.site.Site;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -14,7 +15,7 @@ import java.util.concurrent.CountDownLatch;
 
 @Command(name = "middleware", mixinStandardHelpOptions = true,
         description = "Run one wanrep site: the proxy in front of this site's PostgreSQL replica.")
-final class MiddlewareCommand implements Callable<Integer> {
+public final class MiddlewareCommand implements Callable<Integer> {
     @Option(names = "--config", required = true, description = "configuration file (YAML or properties)")
     Path config;
 
@@ -26,6 +27,12 @@ final class MiddlewareCommand implements Callable<Integer> {
 
     @Option(names = "--join-timeout-s", defaultValue = "120", description = "how long to wait for a majority of sites (default: ${DEFAULT-VALUE})")
     int joinTimeoutS;
+
+    /** One site on its own, without the rest of the command line: how {@code cluster up} starts each site's process. */
+    public static void main(String[] args) {
+        System.setProperty("java.net.preferIPv4Stack", "true");
+        System.exit(new CommandLine(new MiddlewareCommand()).execute(args));
+    }
 
     @Override public Integer call() throws Exception {
         Config c = Config.load(config, overrides);

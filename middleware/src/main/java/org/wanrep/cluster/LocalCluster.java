@@ -90,10 +90,13 @@ public final class LocalCluster {
         }
     }
 
+    /** The middleware command's own entry point, named so this package does not depend on the command line's. */
+    private static final String SITE_MAIN = "org.wanrep.cli.MiddlewareCommand";
+
     private static Process startMiddleware(Path conf, String site, Path log) throws IOException {
         String java = ProcessHandle.current().info().command().orElse("java");
         List<String> cmd = new ArrayList<>(List.of(java, "-Djava.net.preferIPv4Stack=true", "-Xmx512m", "-cp", System.getProperty("java.class.path"),
-                "org.wanrep.cli.Main", "middleware", "--config", conf.toString(), "--site", site));
+                SITE_MAIN, "--config", conf.toString(), "--site", site));
         Files.createDirectories(log.getParent());
         return new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
     }

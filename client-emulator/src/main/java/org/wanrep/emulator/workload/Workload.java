@@ -6,6 +6,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.Random;
 
 /**
@@ -28,10 +29,19 @@ public interface Workload {
      */
     default Map<String, String> middlewareSettings() { return Map.of(); }
 
+    /**
+     * pgjdbc connection properties its transactions need on every client connection, e.g.
+     * {@code preferQueryMode=simple} so that a multi-statement string travels as one simple Query.
+     */
+    default Properties connectionProperties() { return new Properties(); }
+
     /** The transaction types this workload can produce, in a stable order (for reports). */
     List<String> types();
 
-    /** The next transaction a client submits, drawn from its seeded random source. */
+    /**
+     * The next transaction a client submits, drawn from its seeded random source. The emulator
+     * never calls this concurrently on one instance.
+     */
     Transaction next(Random r);
 
     /**

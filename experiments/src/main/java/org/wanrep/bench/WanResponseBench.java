@@ -3,6 +3,7 @@ package org.wanrep.bench;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.HdrHistogram.Histogram;
 import org.wanrep.config.Config;
+import org.wanrep.emulator.synthetic.SyntheticWorkload;
 import org.wanrep.gcs.Delivery;
 import org.wanrep.gcs.jgroups.GcsSettings;
 import org.wanrep.gcs.wan.DeliveryBound;
@@ -40,6 +41,9 @@ public final class WanResponseBench {
         boolean pass() { return p50Ms <= limitMs; }
     }
 
+    /** The study's 10-update transaction; the bench submits updates only. */
+    private static final SyntheticWorkload SYNTHETIC = new SyntheticWorkload();
+
     private final String matrixName;
     private final double rate;
     private final int txns, warmup;
@@ -71,20 +75,18 @@ public final class WanResponseBench {
 
     private double directExecutionP50(LocalPostgres pg) throws Exception {
         try (Connection c = pg.connect()) {
-            Synthetic.create(c);
+            SYNTHETIC.load(c, null);
             Histogram h = new Histogram(3);
             Random r = new Random(1);
             try (Statement st = c.createStatement()) {
                 c.setAutoCommit(true);
                 for (int i = 0; i < 300; i++) {
                     long t0 = System.nanoTime();
-                    st.execute(Synthetic.updateTxn(r));
+                    st.execute(SYNTHETIC.updateSql(r));
                     if (i >= 50) h.recordValue((System.nanoTime() - t0) / 1000);
                 }
             }
-            try (Statement st = c.createStatement()) {
-                for (int t = 1; t <= Synthetic.TABLES; t++) st.execute("DROP TABLE synth_" + t);
-            }
+            SYNTHETIC.drop(c);
             return h.getValueAtPercentile(50) / 1000.0;
         }
     }
@@ -107,7 +109,7 @@ public final class WanResponseBench {
         List<Site> running = startAll(config, sites);
         try {
             try (Connection c = connect(running.get(0))) {
-                Synthetic.create(c);   // through the proxy: replicated DDL and load
+                SYNTHETIC.load(c, null);   // through the proxy: replicated DDL and load
             }
             awaitQuiet(running);
             List<BlockingQueue<Connection>> conns = new ArrayList<>();
@@ -128,7 +130,7 @@ public final class WanResponseBench {
                 long wait = due - System.nanoTime();
                 if (wait > 0) LockSupport.parkNanos(wait);
                 int site = k % sites.size();
-                String sql = Synthetic.updateTxn(r);
+                String sql = SYNTHETIC.updateSql(r);
                 boolean measured = k >= warmup;
                 Thread.ofVirtual().start(() -> {
                     Connection c = null;

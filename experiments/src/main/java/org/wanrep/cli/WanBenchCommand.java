@@ -12,7 +12,7 @@ import java.util.concurrent.Callable;
 
 @Command(name = "wan-bench", mixinStandardHelpOptions = true,
         description = "Update response time per site on an emulated WAN at low load, symmetric execution, against the analytical bound.")
-final class WanBenchCommand implements Callable<Integer> {
+public final class WanBenchCommand implements Callable<Integer> {
     @Option(names = "--latency-matrix", defaultValue = "na4", description = "preset or CSV (default: ${DEFAULT-VALUE})") String matrix;
     @Option(names = "--rate", defaultValue = "10", description = "update transactions per second in all (default: ${DEFAULT-VALUE})") double rate;
     @Option(names = "--txns", defaultValue = "200", description = "measured transactions per delivery mode (default: ${DEFAULT-VALUE})") int txns;

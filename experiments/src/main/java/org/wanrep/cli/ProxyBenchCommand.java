@@ -11,7 +11,7 @@ import java.util.concurrent.Callable;
 
 @Command(name = "proxy-bench", mixinStandardHelpOptions = true,
         description = "Proxy overhead at one site without delay: pgbench through the proxy vs directly, as ratios.")
-final class ProxyBenchCommand implements Callable<Integer> {
+public final class ProxyBenchCommand implements Callable<Integer> {
     @Option(names = "--clients", defaultValue = "8", description = "pgbench clients (default: ${DEFAULT-VALUE})") int clients;
     @Option(names = "--seconds", defaultValue = "10", description = "seconds per measurement (default: ${DEFAULT-VALUE})") int seconds;
     @Option(names = "--rounds", defaultValue = "2", description = "alternating direct/proxy rounds (default: ${DEFAULT-VALUE})") int rounds;

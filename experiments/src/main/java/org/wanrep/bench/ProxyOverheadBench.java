@@ -2,6 +2,7 @@ package org.wanrep.bench;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.wanrep.config.Config;
+import org.wanrep.emulator.synthetic.SyntheticWorkload;
 import org.wanrep.gcs.jgroups.GcsSettings;
 import org.wanrep.pg.LocalPostgres;
 import org.wanrep.site.Site;
@@ -31,6 +32,8 @@ public final class ProxyOverheadBench {
         boolean pass() { return ratio >= target; }
     }
 
+    private static final SyntheticWorkload SYNTHETIC = new SyntheticWorkload();
+
     private final int clients, seconds, rounds;
     private final String delivery;
     private final PrintStream out;
@@ -57,10 +60,10 @@ public final class ProxyOverheadBench {
                 out.println("loading: pgbench -i -s 10 and the synthetic tables (10 x 10,000 rows), directly...");
                 pgbench(pg.port(), List.of("-i", "-s", "10", "-q"), 600);
                 try (Connection c = pg.connect()) {
-                    Synthetic.create(c);
+                    SYNTHETIC.load(c, null);
                 }
                 Path script = Files.createTempFile("wanrep-10-updates", ".sql");
-                Files.writeString(script, Synthetic.pgbenchUpdateScript());
+                Files.writeString(script, SYNTHETIC.pgbenchUpdateScript());
                 List<Result> results = new ArrayList<>();
                 results.add(compare("select-only (pgbench -S -M prepared)", pg.port(), site.proxyPort(),
                         List.of("-S", "-M", "prepared"), 0.7));
