@@ -8,11 +8,12 @@ import java.util.Map;
 
 /**
  * The study's response-time breakdown for update transactions that originated at this site:
- * delivery (submit to final delivery), lock wait, execution, commit (including the wait for the
- * final delivery under opt-safe) and the total. Clients read it with {@code SHOW wanrep.phases}.
+ * delivery (submit to final delivery), lock wait, write-set wait (another site executed it: from
+ * grant or final delivery to the arrival of its write set), execution (or applying the write set),
+ * commit (including the wait for the final delivery under opt-safe) and the total. Clients read it with {@code SHOW wanrep.phases}.
  */
 public final class PhaseStats {
-    public static final List<String> PHASES = List.of("delivery", "optimistic_delivery", "lock_wait", "execution", "commit", "total");
+    public static final List<String> PHASES = List.of("delivery", "optimistic_delivery", "lock_wait", "writeset_wait", "execution", "commit", "total");
 
     public record Summary(String phase, long count, double meanMs, double p50Ms, double p99Ms) {}
 
@@ -26,7 +27,11 @@ public final class PhaseStats {
         add("delivery", p.finalDelivered - p.submitted);
         if (p.optDelivered != 0) add("optimistic_delivery", p.optDelivered - p.submitted);
         if (p.granted != 0) add("lock_wait", p.granted - delivered);
-        if (p.executed != 0 && p.granted != 0) add("execution", p.executed - p.granted);
+        long ready = Math.max(p.granted, p.finalDelivered);
+        if (p.writeSetArrived != 0 && p.granted != 0) {
+            add("writeset_wait", p.writeSetArrived - ready);
+            if (p.executed != 0) add("execution", p.executed - Math.max(ready, p.writeSetArrived));
+        } else if (p.executed != 0 && p.granted != 0) add("execution", p.executed - p.granted);
         if (p.executed != 0) add("commit", p.committed - p.executed);
         add("total", p.committed - p.submitted);
     }

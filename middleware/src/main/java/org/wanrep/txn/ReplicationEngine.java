@@ -35,6 +35,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * origin commits when the log is delivered. A block whose origin member leaves the view before its
  * log was delivered is dropped alike at every survivor (virtual synchrony: they all delivered the
  * same messages before the new view).
+ *
+ * <p>Write-set policies ({@link ExecutionPolicy}): locks are taken in delivery order everywhere as
+ * above, but only the transaction's executor runs it (tagged for capture); once committed it ships
+ * the write set (RELIABLE, see {@link WriteSetIo}). Every other site, once the transaction is granted
+ * <em>and final</em> and its write set is here, applies it in one local transaction; nothing is applied
+ * tentatively. If the executor leaves the view before its write set arrived (virtual synchrony: then
+ * no survivor has it), the survivors name the same new executor, which executes it. DDL and TRUNCATE,
+ * which logical decoding does not carry, stay symmetric.
  */
 public final class ReplicationEngine implements GcsListener, LockManager.Listener {
     private static final Logger LOG = LoggerFactory.getLogger(ReplicationEngine.class);
@@ -42,6 +50,12 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     private final String site;
     private final Delivery delivery;
     private final TxnExecutor executor;
+    private final ExecutionPolicy policy;
+    private final WriteSetIo writeSetIo;
+    /** Write sets shipped by other sites, by transaction, until applied here (they may precede the delivery). */
+    private final Map<RequestId, WriteSetMessage> writeSets = new HashMap<>();
+    private volatile java.util.function.Consumer<String> fatal = reason -> LOG.error("{}", reason);
+    private volatile String self;
     private final LockManager locks = new LockManager(this);
     private final Map<RequestId, Txn> txns = new HashMap<>();
     private final Map<RequestId, CompletableFuture<Txn>> waiting = new HashMap<>();
@@ -60,13 +74,37 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     private volatile GcsView view;
 
     public ReplicationEngine(String site, Delivery delivery, TxnExecutor executor) {
+        this(site, delivery, executor, new ExecutionPolicy(ExecutionPolicy.Kind.SYMMETRIC, List.of(site), Map.of()), WriteSetIo.NONE);
+    }
+
+    public ReplicationEngine(String site, Delivery delivery, TxnExecutor executor, ExecutionPolicy policy, WriteSetIo writeSetIo) {
         if (!delivery.ordered()) throw new IllegalArgumentException("update transactions need ordered delivery, not " + delivery);
         this.site = site;
         this.delivery = delivery;
         this.executor = executor;
+        this.policy = policy;
+        this.writeSetIo = writeSetIo;
     }
 
-    public void attach(Gcs g) { this.gcs = g; }
+    public void attach(Gcs g) {
+        this.gcs = g;
+        this.self = g.self();
+    }
+
+    /** The execution policy ({@code execution} setting). */
+    public ExecutionPolicy policy() { return policy; }
+
+    /** This site's group member name. */
+    public String self() { return self; }
+
+    /**
+     * What to do when this replica can no longer follow the others (a write set committed here that
+     * cannot be shipped, one that cannot be applied): the site stops, so the others go on without it.
+     */
+    public void onFatal(java.util.function.Consumer<String> f) { this.fatal = f; }
+
+    /** This replica can no longer follow the others: the site stops (see {@link #onFatal}). */
+    public void fail(String reason) { fatal.accept(reason); }
 
     public RequestId nextId() { return new RequestId(site, seq.incrementAndGet()); }
 
@@ -135,7 +173,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
                     t.phases.finalDelivered = System.nanoTime();
                     locks.enqueueFinal(r.id(), TableSet.allTables());
                 }
-                case STATEMENT_LOG, RELEASE -> blockEnds(r);
+                case STATEMENT_LOG, RELEASE, WRITESET_LOG -> blockEnds(r);
             }
         }
     }
@@ -145,16 +183,43 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         if (t == null) {
             t = newTxn(r, sender);
             t.gsn = gsn;
+            t.deliveryMembers = view.members();
             t.fin = true;
             t.phases.finalDelivered = System.nanoTime();
             locks.enqueueFinal(r.id(), r.tables());
         } else {
             t.gsn = gsn;
+            t.deliveryMembers = view.members();
             t.fin = true;
             t.phases.finalDelivered = System.nanoTime();
             locks.makeFinal(r.id());
+            if (roleChangedAtFinal(t)) return;
             if (t.state == Txn.State.EXECUTED) commit(t);
+            else if (t.state == Txn.State.AWAITING_WRITE_SET) tryApply(t);
         }
+    }
+
+    /**
+     * A transaction granted before its final delivery took its role (execute here, or wait for the
+     * write set) from the view then; the final one decides. If a view change in between moved its
+     * executor, undo what this site started and take the right role.
+     */
+    private boolean roleChangedAtFinal(Txn t) {
+        if (!policy.shipsWriteSet(t.request) || t.executor == null) return false;
+        if (!locks.isGranted(t.request.id())) return false;
+        String exec = executorOf(t);
+        if (exec.equals(t.executor)) return false;
+        LOG.info("{}: executor is {} in the final delivery's view, not {}", t, exec, t.executor);
+        switch (t.state) {
+            case AWAITING_WRITE_SET -> run(t);
+            case RUNNING -> {
+                t.state = Txn.State.ROLLING_BACK;
+                executor.cancel(t);
+            }
+            case EXECUTED -> rollback(t);
+            default -> { return false; }
+        }
+        return true;
     }
 
     /** A block's statement log or release arrived: it runs (or ends) once the block's lock is held. */
@@ -179,6 +244,8 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             t.state = Txn.State.COMMITTING;
             CompletableFuture<Txn> f = waiting.remove(t.request.id());
             if (f != null) f.complete(t);
+        } else if (t.work.kind() == TxnRequest.Kind.WRITESET_LOG) {
+            applyWriteSet(t, WriteSetMessageCodec.decode(t.work.writeSet()));
         } else {
             run(t);
         }
@@ -215,6 +282,21 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             return;
         }
         synchronized (this) {
+            // write sets of transactions never delivered here: their executor delivered what we did not
+            // (possible with agreed delivery only); all old-view deliveries are done, they cannot come
+            writeSets.keySet().removeIf(id -> {
+                if (txns.containsKey(id)) return false;
+                LOG.warn("write set of {} from {} for a transaction this site never delivered: dropped", id, writeSets.get(id).executor());
+                return true;
+            });
+            // an executor that left before shipping: every survivor names the same new one (see ExecutionPolicy)
+            for (Txn t : new ArrayList<>(txns.values())) {
+                if (t.state == Txn.State.AWAITING_WRITE_SET && t.executor != null && !v.members().contains(t.executor)
+                        && !writeSets.containsKey(t.request.id())) {
+                    LOG.info("{}: its executor {} left before shipping the write set: executed by {}", t, t.executor, executorOf(t));
+                    run(t);
+                }
+            }
             // a block whose origin left before its log arrived never commits anywhere: drop its lock
             for (Txn t : new ArrayList<>(txns.values())) {
                 if (t.request.kind() == TxnRequest.Kind.EXCLUSIVE && t.work == t.request && !t.origin
@@ -224,6 +306,24 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
                     finish(t);
                 }
             }
+        }
+    }
+
+    /** A write set another site shipped (RELIABLE): applied once its transaction is granted and final here. */
+    @Override public void reliable(GcsMessage m) {
+        WriteSetMessage w;
+        try {
+            w = WriteSetMessageCodec.decode(m.payload());
+        } catch (RuntimeException e) {
+            LOG.error("undecodable reliable message from {}: {}", m.sender(), e.toString());
+            return;
+        }
+        synchronized (this) {
+            if (w.executor().equals(self)) return;   // our own, looped back
+            Txn t = txns.get(w.id());
+            if (t != null) t.phases.writeSetArrived = System.nanoTime();
+            writeSets.put(w.id(), w);
+            if (t != null && t.state == Txn.State.AWAITING_WRITE_SET) tryApply(t);
         }
     }
 
@@ -275,14 +375,86 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
                 executor.cancel(t);
             }
             case EXECUTED -> rollback(t);
+            case AWAITING_WRITE_SET -> t.state = Txn.State.WAITING;   // nothing was done here yet
             default -> { }
         }
     }
 
     private void run(Txn t) {
+        if (policy.shipsWriteSet(t.request) && t.request.kind() == TxnRequest.Kind.AUTOCOMMIT) {
+            if (writeSets.containsKey(t.request.id())) {      // its executor shipped it already: apply that
+                t.executor = writeSets.get(t.request.id()).executor();
+                t.ships = false;
+            } else {
+                t.executor = executorOf(t);
+                t.ships = t.executor.equals(self);
+            }
+            if (!t.ships) {
+                t.state = Txn.State.AWAITING_WRITE_SET;
+                tryApply(t);
+                return;
+            }
+        }
         t.state = Txn.State.RUNNING;
         t.attempts++;
         executor.execute(t, t.fin, o -> executed(t, o));   // t.fin read under the monitor: see TxnExecutor
+    }
+
+    /** The member that executes {@code t}: from its delivery view once final, else from the current one. */
+    private String executorOf(Txn t) {
+        List<String> current = view.members();
+        return policy.executor(t.request, t.fin ? t.deliveryMembers : current, current);
+    }
+
+    /** Applies the write set once the transaction is granted, final, and its write set is here. */
+    private void tryApply(Txn t) {
+        if (t.state != Txn.State.AWAITING_WRITE_SET || !t.fin) return;
+        WriteSetMessage w = writeSets.get(t.request.id());
+        if (w != null) applyWriteSet(t, w);
+    }
+
+    private void applyWriteSet(Txn t, WriteSetMessage w) {
+        t.applied = w;
+        if (t.phases.writeSetArrived == 0) t.phases.writeSetArrived = System.nanoTime();
+        if (!w.committed()) {   // it failed at its executor, deterministically: nothing to apply
+            t.state = Txn.State.FAILED;
+            finish(t);
+            return;
+        }
+        t.state = Txn.State.APPLYING;
+        t.attempts++;
+        writeSetIo.apply(t, w, o -> applied(t, o));
+    }
+
+    private synchronized void applied(Txn t, TxnExecutor.Outcome o) {
+        t.phases.executed = t.phases.committed = System.nanoTime();
+        switch (o) {
+            case OK -> {
+                t.state = Txn.State.COMMITTED;
+                commits.incrementAndGet();
+                commitHook.accept(t.work);
+                if (LOG.isDebugEnabled()) LOG.debug("{} gsn {} {} applied from {} {}", site, t.gsn, t.request.id(), t.applied.executor(), t.request.tables());
+                finish(t);
+            }
+            case RETRY -> {
+                if (t.attempts < 5) {
+                    LOG.warn("{}: applying its write set failed for a transient reason; again", t);
+                    if (t.request.kind() == TxnRequest.Kind.AUTOCOMMIT) {
+                        t.state = Txn.State.AWAITING_WRITE_SET;
+                        tryApply(t);
+                    } else applyWriteSet(t, t.applied);
+                    return;
+                }
+                t.state = Txn.State.FAILED;
+                fatal.accept("site " + site + " could not apply the write set of " + t.request.id() + " after " + t.attempts + " attempts");
+                finish(t);
+            }
+            case ERROR -> {
+                t.state = Txn.State.FAILED;
+                fatal.accept("site " + site + " could not apply the write set of " + t.request.id() + ": this replica no longer follows the others");
+                finish(t);
+            }
+        }
     }
 
     private synchronized void executed(Txn t, TxnExecutor.Outcome o) {
@@ -314,6 +486,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             commits.incrementAndGet();
             commitHook.accept(t.work);
         }
+        if (t.ships) writeSetIo.ship(t);   // before the locks go: its write set is applied in this order everywhere
         if (LOG.isDebugEnabled()) LOG.debug("{} gsn {} {} {} after {} attempt(s) {}", site, t.gsn, t.request.id(), t.state, t.attempts, t.request.tables());
         finish(t);
     }
@@ -333,6 +506,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         if (t.origin && t.state == Txn.State.COMMITTED) phaseStats.record(t.phases);
         txns.remove(id);
         submittedHere.remove(id);
+        writeSets.remove(id);
         if (!t.origin || t.request.kind() == TxnRequest.Kind.AUTOCOMMIT) executor.finish(t);
         locks.release(id);
         CompletableFuture<Txn> f = waiting.remove(id);

@@ -18,6 +18,10 @@ public final class Txn {
         COMMITTING,
         /** Revoked while running: roll back when the execution returns. */
         ROLLING_BACK,
+        /** Granted; another site executes it: waiting until it is final and its write set is here. */
+        AWAITING_WRITE_SET,
+        /** Applying the write set another site shipped. */
+        APPLYING,
         COMMITTED,
         FAILED
     }
@@ -32,6 +36,14 @@ public final class Txn {
     volatile boolean fin;
     /** Its final position in the total order (0 until delivered finally). */
     volatile long gsn;
+    /** The members of the view it was finally delivered in (the executor is chosen from them). */
+    java.util.List<String> deliveryMembers;
+    /** Under a write-set policy: the member that executes it (null: every site, symmetric). */
+    volatile String executor;
+    /** Whether this site's execution captures and ships the write set (this site is the executor). */
+    volatile boolean ships;
+    /** The write set this site applied instead of executing (its replies answer a client here). */
+    volatile WriteSetMessage applied;
     int attempts;
     public volatile Object attachment;
     final Phases phases = new Phases();
@@ -50,11 +62,24 @@ public final class Txn {
     /** Whether its final delivery has arrived (then it may commit as soon as it executed). */
     public boolean isFinal() { return fin; }
     public synchronized State state() { return state; }
+    /** Whether this site executes it for everyone and ships its write set. */
+    public boolean ships() { return ships; }
+    /** The write set applied here in place of executing it, or null. */
+    public WriteSetMessage applied() { return applied; }
+    /** The member that executes it under a write-set policy (null: symmetric). */
+    public String executor() { return executor; }
+
+    /**
+     * The tag its executor writes into the transaction for capture: the request and the executing
+     * member (site and incarnation), so that neither a re-execution elsewhere nor a restarted site's
+     * counter can reuse it.
+     */
+    public String captureTag() { return request.id() + "@" + executor; }
 
     @Override public String toString() { return request.id() + "[" + state + (fin ? " final" : " tentative") + (origin ? " origin" : "") + "]"; }
 
     /** Time stamps of the phases of the study's response-time breakdown (System.nanoTime). */
     public static final class Phases {
-        public volatile long submitted, optDelivered, finalDelivered, granted, executed, committed;
+        public volatile long submitted, optDelivered, finalDelivered, granted, executed, committed, writeSetArrived;
     }
 }

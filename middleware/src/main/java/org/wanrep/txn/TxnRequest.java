@@ -14,9 +14,12 @@ import java.util.Map;
  * {@code settings} (TimeZone, DateStyle, search_path...) set locally, so that the same text means
  * the same thing everywhere. {@code timestampMicros} is the origin's transaction time (time
  * functions are rewritten to it) and {@code seed}, when not 0, seeds random() at every site.
+ * {@code shipsWriteSet}: under a write-set policy one site executes it and ships its write set (set
+ * for DML; DDL and TRUNCATE, which logical decoding does not carry, run at every site).
+ * {@code writeSet}: an encoded {@link WriteSetMessage}, for {@link Kind#WRITESET_LOG} only.
  */
 public record TxnRequest(RequestId id, Kind kind, TableSet tables, String database, List<WireMessage> messages,
-                         long timestampMicros, long seed, Map<String, String> settings) {
+                         long timestampMicros, long seed, Map<String, String> settings, boolean shipsWriteSet, byte[] writeSet) {
     public enum Kind {
         /** An autocommit request: run at every site in lock order. */
         AUTOCOMMIT,
@@ -25,12 +28,28 @@ public record TxnRequest(RequestId id, Kind kind, TableSet tables, String databa
         /** Interactive block, COMMIT: the block's statement log, re-executed at the other sites. */
         STATEMENT_LOG,
         /** Interactive block ended without commit: the exclusive lock is released, nothing runs. */
-        RELEASE
+        RELEASE,
+        /**
+         * Interactive block, COMMIT under a write-set policy: the origin committed it and ships its
+         * write set ({@link #writeSet}) for the other sites to apply under the block's lock.
+         */
+        WRITESET_LOG
     }
 
     public TxnRequest {
         messages = List.copyOf(messages);
         settings = Map.copyOf(settings);
+        writeSet = writeSet == null ? new byte[0] : writeSet;
+    }
+
+    public TxnRequest(RequestId id, Kind kind, TableSet tables, String database, List<WireMessage> messages,
+                      long timestampMicros, long seed, Map<String, String> settings) {
+        this(id, kind, tables, database, messages, timestampMicros, seed, settings, false, null);
+    }
+
+    /** The same request, marked as executable at one site with its write set shipped (DML only). */
+    public TxnRequest shippingWriteSet() {
+        return new TxnRequest(id, kind, tables, database, messages, timestampMicros, seed, settings, true, writeSet);
     }
 
     public TxnRequest(RequestId id, Kind kind, TableSet tables, String database, List<WireMessage> messages, long timestampMicros, long seed) {

@@ -18,10 +18,10 @@ import java.util.Set;
 public final class TxnRequestCodec {
     private TxnRequestCodec() {}
 
-    private static final byte VERSION = 2;
+    private static final byte VERSION = 3;
 
     public static byte[] encode(TxnRequest r) {
-        int size = 64;
+        int size = 64 + r.writeSet().length;
         for (WireMessage m : r.messages()) size += m.payload().length + 5;
         ByteArrayOutputStream bos = new ByteArrayOutputStream(size);
         try (DataOutputStream out = new DataOutputStream(bos)) {
@@ -46,6 +46,9 @@ public final class TxnRequestCodec {
                 out.writeInt(m.payload().length);
                 out.write(m.payload());
             }
+            out.writeBoolean(r.shipsWriteSet());
+            out.writeInt(r.writeSet().length);
+            out.write(r.writeSet());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -73,7 +76,10 @@ public final class TxnRequestCodec {
                 in.readFully(p);
                 ms.add(new WireMessage(type, p));
             }
-            return new TxnRequest(id, kind, new TableSet(reads, writes, all), db, ms, ts, seed, settings);
+            boolean ships = in.readBoolean();
+            byte[] ws = new byte[in.readInt()];
+            in.readFully(ws);
+            return new TxnRequest(id, kind, new TableSet(reads, writes, all), db, ms, ts, seed, settings, ships, ws);
         } catch (IOException e) {
             throw new UncheckedIOException("corrupt transaction request", e);
         }

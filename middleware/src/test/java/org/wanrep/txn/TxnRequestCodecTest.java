@@ -30,5 +30,12 @@ class TxnRequestCodecTest {
         assertThat(new String(d.messages().get(0).payload(), StandardCharsets.UTF_8)).isEqualTo("UPDATE b SET x = 1\0");
         TxnRequest all = new TxnRequest(new RequestId("x", 1), TxnRequest.Kind.EXCLUSIVE, TableSet.allTables(), "d", List.of(), 0, 0);
         assertThat(TxnRequestCodec.decode(TxnRequestCodec.encode(all)).tables().all()).isTrue();
+        assertThat(d.shipsWriteSet()).isFalse();
+        TxnRequest ws = new TxnRequest(new RequestId("x", 2), TxnRequest.Kind.WRITESET_LOG, TableSet.allTables(), "d", List.of(), 0, 0,
+                java.util.Map.of(), true, new byte[]{1, 2, 3});
+        TxnRequest wd = TxnRequestCodec.decode(TxnRequestCodec.encode(ws));
+        assertThat(wd.shipsWriteSet()).isTrue();
+        assertThat(wd.writeSet()).containsExactly(1, 2, 3);
+        assertThat(wd.kind()).isEqualTo(TxnRequest.Kind.WRITESET_LOG);
     }
 }
