@@ -28,7 +28,21 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
     private final BackendPool pool;
     private final ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
 
+    private volatile java.util.function.Consumer<String> captureStarter = db -> { };
+
     public WireTxnExecutor(BackendPool pool) { this.pool = pool; }
+
+    /**
+     * Called with the database before a transaction this site executes for a write-set policy opens
+     * its block, to have that database's capture running (creating a slot waits for open transactions).
+     */
+    public void onCapturedDatabase(java.util.function.Consumer<String> starter) { this.captureStarter = starter; }
+
+    /** The replies kept for the client (at another site), its error if any, and the sequence values it reached. */
+    static List<WireMessage> keptReplies(Txn t) { return work(t).replies; }
+    static PgError error(Txn t) { return work(t).error; }
+    static PgError commitError(Txn t) { return work(t).commitError; }
+    static Map<String, Long> sequences(Txn t) { return work(t).sequences; }
 
     /** Per-transaction state at this site. */
     static class Work {
@@ -41,6 +55,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
         boolean fusedCommit;   // COMMIT went with the request: commit() only reports its outcome
         volatile boolean running;
         volatile java.util.concurrent.CompletableFuture<Void> cancelling;   // a CancelRequest under way
+        final Map<String, Long> sequences = new java.util.TreeMap<>();      // write-set policies: values reached
     }
 
     /**
@@ -72,6 +87,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
 
     @Override public void execute(Txn t, boolean commit, Done done) {
         Work w = work(t);
+        if (t.ships() && !t.isOrigin()) w.keepReplies = true;   // they travel with the write set to the client's site
         threads.execute(() -> done.completed(runOnce(t, w, commit)));
     }
 
@@ -92,7 +108,8 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
             w.fusedCommit = false;
             w.commitError = null;
             w.running = true;
-            PgError beginError = w.conn.run(beginSql(r));
+            if (t.ships()) captureStarter.accept(r.database());   // before BEGIN: a slot waits for open transactions
+            PgError beginError = w.conn.run(beginSql(r) + (t.ships() ? "; " + WriteSetSql.tag(t.captureTag()) : ""));
             if (beginError != null || w.conn.status() != 'T') {
                 w.error = beginError != null ? beginError : PgError.error("25000", "wanrep: BEGIN did not open a transaction block");
                 LOG.warn("{}: BEGIN refused: {}", t, w.error);
@@ -101,27 +118,46 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
             List<WireMessage> ms = w.messages != null ? w.messages : r.messages();
             int requestReadies = 0;
             for (WireMessage m : ms) if (m.kind() == 'Q' || m.kind() == 'S') requestReadies++;
+            boolean check = t.ships() && requestReadies > 0;
             boolean fuse = commit && requestReadies > 0;
             for (WireMessage m : ms) w.conn.send(m);
+            if (check) w.conn.send(WireMessage.query(WriteSetSql.checkAndSequences(r.tables())));
             if (fuse) w.conn.send(WireMessage.query("COMMIT"));
             w.conn.flush();
+            w.sequences.clear();
             int readies = 0;
+            PgError checkError = null;
             while (!w.conn.tracker().idle()) {
                 if (w.conn.tracker().awaitingCopyData()) {   // a COPY whose data is not in the request
                     w.conn.send(org.wanrep.wire.Messages.copyFail("wanrep: no COPY data in the replicated request"));
                     w.conn.flush();
                 }
                 WireMessage m = w.conn.read();
-                boolean request = readies < requestReadies || requestReadies == 0;
+                // the request's replies end with its ReadyForQuery messages, then the check's, then COMMIT's
+                int segment = requestReadies == 0 || readies < requestReadies ? 0 : check && readies == requestReadies ? 1 : 2;
                 if (m.kind() == 'Z') readies++;
-                if (request) {
-                    if (m.kind() == 'E' && w.error == null) w.error = PgError.parse(m);
-                    if (w.keepReplies) w.replies.add(m);
-                } else {
-                    if (m.kind() == 'E' && w.commitError == null) w.commitError = PgError.parse(m);
+                switch (segment) {
+                    case 0 -> {
+                        if (m.kind() == 'E' && w.error == null) w.error = PgError.parse(m);
+                        if (w.keepReplies) w.replies.add(m);
+                    }
+                    case 1 -> {
+                        if (m.kind() == 'E' && checkError == null) checkError = PgError.parse(m);
+                        if (m.kind() == 'D') {
+                            List<String> row = org.wanrep.wire.Messages.dataRowValues(m);
+                            if (row.get(0) != null && row.get(1) != null) w.sequences.put(row.get(0), Long.parseLong(row.get(1)));
+                        }
+                    }
+                    default -> {
+                        if (m.kind() == 'E' && w.commitError == null) w.commitError = PgError.parse(m);
+                    }
                 }
             }
             w.fusedCommit = fuse;
+            if (w.error == null && checkError != null) {   // what a write set cannot carry: refused as if at COMMIT
+                w.error = checkError;
+                w.commitError = checkError;
+            }
             if (w.error == null && fuse && w.commitError != null) w.error = w.commitError;   // e.g. 40001 at COMMIT
             if (w.error == null) return Outcome.OK;
             return TxnExecutor.transientState(w.error.sqlState()) ? Outcome.RETRY : Outcome.ERROR;

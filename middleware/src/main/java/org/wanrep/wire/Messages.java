@@ -39,6 +39,18 @@ public final class Messages {
         return w.message('D');
     }
 
+    /** The values of a DataRow in text format (null for SQL NULL). */
+    public static java.util.List<String> dataRowValues(WireMessage dataRow) {
+        PayloadReader r = new PayloadReader(dataRow.payload());
+        int n = r.int16();
+        java.util.List<String> out = new java.util.ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            int len = r.int32();
+            out.add(len < 0 ? null : new String(r.bytes(len), java.nio.charset.StandardCharsets.UTF_8));
+        }
+        return out;
+    }
+
     public static WireMessage parameterStatus(String name, String value) { return new PayloadWriter().cstring(name).cstring(value).message('S'); }
 
     public static WireMessage backendKeyData(int pid, int key) { return new PayloadWriter().int32(pid).int32(key).message('K'); }

@@ -1,0 +1,277 @@
+package org.wanrep.exec;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.wanrep.backend.BackendTarget;
+import org.wanrep.gcs.Delivery;
+import org.wanrep.gcs.Gcs;
+import org.wanrep.txn.Txn;
+import org.wanrep.txn.TxnExecutor;
+import org.wanrep.txn.WriteSetIo;
+import org.wanrep.txn.WriteSetMessage;
+import org.wanrep.txn.WriteSetMessageCodec;
+import org.wanrep.wire.WireMessage;
+import org.wanrep.writeset.WriteSet;
+import org.wanrep.writeset.apply.WriteSetApplier;
+import org.wanrep.writeset.capture.WriteSetCapture;
+
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * This site's write-set I/O: per database, one capture (a wal2json slot streamed by one reader) and
+ * a small pool of appliers (each with its own replication origin, which the capture skips). Ships
+ * what this site executed (RELIABLE multicast) and applies what others shipped.
+ *
+ * <p>Slots are created when the site starts (for every database there) or, for a database that
+ * appears later, before the first transaction this site executes in it; they are dropped when the
+ * site stops cleanly. A crashed site leaves its slots, whose WAL retention
+ * {@code max_slot_wal_keep_size} bounds.
+ */
+public final class WriteSetChannel implements WriteSetIo, AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(WriteSetChannel.class);
+    /** How long a committed transaction may take to show up in the capture before the site gives up. */
+    private static final Duration CAPTURE_TIMEOUT = Duration.ofSeconds(60);
+
+    private final String site;
+    private final BackendTarget target;
+    private final int appliersPerDatabase;
+    private final Map<String, WriteSetCapture> captures = new HashMap<>();
+    private final Map<String, BlockingQueue<Applier>> appliers = new HashMap<>();
+    private final List<Applier> allAppliers = new ArrayList<>();
+    private final ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
+    private volatile Gcs gcs;
+    private boolean closed;   // guarded by this: a stopped site starts nothing again
+    private volatile Consumer<String> fatal = reason -> LOG.error("{}", reason);
+
+    private record Applier(Connection connection, WriteSetApplier applier, String origin) {}
+
+    public WriteSetChannel(String site, BackendTarget target, int appliersPerDatabase) {
+        this.site = site;
+        this.target = target;
+        this.appliersPerDatabase = appliersPerDatabase;
+    }
+
+    public void attach(Gcs g) { this.gcs = g; }
+
+    /** Called when a write set committed here cannot be shipped, or the capture fails: the site must stop. */
+    public void onFatal(Consumer<String> f) { this.fatal = f; }
+
+    /** Starts capture for every database the replica has (call before the site takes part in the group). */
+    public void startAll() throws SQLException {
+        List<String> dbs = new ArrayList<>();
+        try (Connection c = connect("postgres"); Statement st = c.createStatement();
+             var rs = st.executeQuery("SELECT datname FROM pg_catalog.pg_database WHERE datallowconn AND NOT datistemplate ORDER BY datname")) {
+            while (rs.next()) dbs.add(rs.getString(1));
+        }
+        for (String db : dbs) capture(db);
+    }
+
+    /** The capture of {@code database}, created (slot included) if needed. */
+    public synchronized WriteSetCapture capture(String database) {
+        if (closed) throw new IllegalStateException("site " + site + " is stopped");
+        WriteSetCapture c = captures.get(database);
+        if (c != null) return c;
+        String slot = slotName(site, database);
+        try {
+            try (Connection conn = connect(database)) {
+                // a slot left by an earlier run of this site would replay transactions nobody waits for
+                WriteSetCapture.dropSlot(conn, slot);
+                WriteSetCapture.createSlot(conn, slot);
+            }
+            WriteSetCapture.Config cfg = WriteSetCapture.config(jdbcUrl(database), target.user(), slot).tagPrefix(WriteSetSql.TAG_PREFIX);
+            if (!target.password().isEmpty()) cfg.property("password", target.password());
+            c = WriteSetCapture.start(cfg);
+        } catch (SQLException e) {
+            throw new IllegalStateException("site " + site + ": cannot capture write sets in database " + database + ": " + e.getMessage(), e);
+        }
+        captures.put(database, c);
+        LOG.info("site {}: capturing write sets of database {} from slot {}", site, database, slot);
+        return c;
+    }
+
+    static String slotName(String site, String database) {
+        return ("wanrep_" + site + "_" + database).toLowerCase(java.util.Locale.ROOT).replaceAll("[^a-z0-9_]", "_");
+    }
+
+    @Override public void ship(Txn t) {
+        List<WireMessage> replies = new ArrayList<>();
+        if (!t.isOrigin()) {   // the client is at another site: its replies travel with the write set
+            replies.addAll(WireTxnExecutor.keptReplies(t));
+            if (WireTxnExecutor.commitError(t) != null) replies.add(WireTxnExecutor.commitError(t).toMessage());
+        }
+        boolean committed = WireTxnExecutor.error(t) == null && WireTxnExecutor.commitError(t) == null;
+        if (!committed) {
+            multicast(new WriteSetMessage(t.request().id(), gcs.self(), false, replies, null, Map.of()));
+            return;
+        }
+        Map<String, Long> sequences = Map.copyOf(WireTxnExecutor.sequences(t));
+        shipCommitted(t.request().id(), t.request().database(), t.captureTag(), replies, sequences);
+    }
+
+    /**
+     * Ships a transaction committed here once its write set was captured. Returns the future of the
+     * multicast (interactive blocks send theirs through the total order themselves: see {@link #captured}).
+     */
+    private void shipCommitted(org.wanrep.txn.RequestId id, String database, String tag, List<WireMessage> replies, Map<String, Long> sequences) {
+        captured(database, tag).whenComplete((ws, e) -> {
+            if (e != null) {
+                fatal.accept("site " + site + " committed " + id + " but could not capture its write set: " + e.getMessage());
+                return;
+            }
+            multicast(new WriteSetMessage(id, gcs.self(), true, replies, ws, sequences));
+        });
+    }
+
+    /** The write set of the transaction tagged {@code tag} in {@code database}, once captured. */
+    public CompletableFuture<WriteSet> captured(String database, String tag) {
+        return capture(database).expect(tag).orTimeout(CAPTURE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    private void multicast(WriteSetMessage m) {
+        try {
+            gcs.multicast(WriteSetMessageCodec.encode(m), Delivery.RELIABLE);
+        } catch (RuntimeException e) {
+            fatal.accept("site " + site + " executed " + m.id() + " for every site but cannot ship its write set: " + e.getMessage());
+        }
+    }
+
+    @Override public void apply(Txn t, WriteSetMessage m, TxnExecutor.Done done) {
+        String db = t.request().database();
+        threads.execute(() -> {
+            Applier a;
+            try {
+                a = borrow(db);
+            } catch (SQLException | InterruptedException e) {
+                LOG.warn("site {}: no applier for {}: {}", site, db, e.toString());
+                done.completed(TxnExecutor.Outcome.RETRY);
+                return;
+            } catch (RuntimeException e) {
+                done.completed(TxnExecutor.Outcome.RETRY);
+                return;
+            }
+            boolean broken = false;
+            try {
+                a.applier().apply(m.writeSet());
+                if (!m.sequences().isEmpty()) {
+                    try (Statement st = a.connection().createStatement()) {
+                        st.execute(WriteSetSql.setSequences(m.sequences()));
+                    }
+                    a.connection().commit();
+                }
+                done.completed(TxnExecutor.Outcome.OK);
+            } catch (SQLException e) {
+                String state = e.getSQLState();
+                broken = state == null || state.startsWith("08");
+                LOG.error("site {}: applying the write set of {} failed: {} {}", site, m.id(), state, e.getMessage());
+                done.completed(broken || TxnExecutor.transientState(state) ? TxnExecutor.Outcome.RETRY : TxnExecutor.Outcome.ERROR);
+            } finally {
+                release(db, a, broken);
+            }
+        });
+    }
+
+    private Applier borrow(String db) throws SQLException, InterruptedException {
+        BlockingQueue<Applier> q;
+        synchronized (this) {
+            if (closed) throw new SQLException("site " + site + " is stopped", "57P01");
+            q = appliers.get(db);
+            if (q == null) {
+                q = new ArrayBlockingQueue<>(appliersPerDatabase);
+                for (int k = 1; k <= appliersPerDatabase; k++) q.add(newApplier(db, k));
+                appliers.put(db, q);
+            }
+        }
+        return q.take();
+    }
+
+    private void release(String db, Applier a, boolean broken) {
+        BlockingQueue<Applier> q;
+        synchronized (this) {
+            q = appliers.get(db);
+            if (closed || q == null) return;
+        }
+        if (!broken) {
+            q.add(a);
+            return;
+        }
+        try { a.connection().close(); } catch (SQLException ignored) { }
+        int k = Integer.parseInt(a.origin().substring(a.origin().lastIndexOf('_') + 1));
+        for (int attempt = 0; ; attempt++) {
+            try {
+                q.add(newApplier(db, k));
+                return;
+            } catch (SQLException e) {
+                if (attempt > 20) {
+                    fatal.accept("site " + site + " lost its connections to its replica: " + e.getMessage());
+                    return;
+                }
+                try { Thread.sleep(500); } catch (InterruptedException ie) { Thread.currentThread().interrupt(); return; }
+            }
+        }
+    }
+
+    private synchronized Applier newApplier(String db, int k) throws SQLException {
+        String origin = slotName(site, db).replaceFirst("^wanrep_", "wanrep_apply_") + "_" + k;
+        Connection c = connect(db);
+        Applier a = new Applier(c, new WriteSetApplier(c, origin), origin);
+        allAppliers.add(a);
+        return a;
+    }
+
+    private Connection connect(String database) throws SQLException {
+        Properties p = new Properties();
+        p.setProperty("user", target.user());
+        if (!target.password().isEmpty()) p.setProperty("password", target.password());
+        p.setProperty("ApplicationName", "wanrep-apply-" + site);
+        return DriverManager.getConnection(jdbcUrl(database), p);
+    }
+
+    private String jdbcUrl(String database) {
+        return "jdbc:postgresql://" + target.host() + ":" + target.port() + "/" + java.net.URLEncoder.encode(database, java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    /** Stops capture and apply; with {@code dropSlots} (a clean stop) also drops this site's slots and origins. */
+    public synchronized void close(boolean dropSlots) {
+        if (closed) return;
+        closed = true;
+        for (WriteSetCapture c : captures.values()) c.close();
+        for (Applier a : allAppliers) {
+            try { a.applier().close(); } catch (SQLException ignored) { }
+            try { a.connection().close(); } catch (SQLException ignored) { }
+        }
+        if (dropSlots) {
+            for (String db : captures.keySet()) {
+                try (Connection c = connect(db); Statement st = c.createStatement()) {
+                    WriteSetCapture.dropSlot(c, slotName(site, db));
+                    for (Applier a : allAppliers) {
+                        try { st.execute("SELECT pg_catalog.pg_replication_origin_drop('" + a.origin() + "')"); } catch (SQLException ignored) { }
+                    }
+                } catch (SQLException e) {
+                    LOG.warn("site {}: could not drop the slot of {}: {}", site, db, e.getMessage());
+                }
+            }
+        }
+        captures.clear();
+        appliers.clear();
+        allAppliers.clear();
+        threads.shutdown();
+    }
+
+    @Override public void close() { close(true); }
+}

@@ -1,0 +1,104 @@
+package org.wanrep.exec;
+
+import org.wanrep.lock.TableSet;
+
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * The SQL the executing site adds to a write-set transaction: the capture tag, and a check before
+ * COMMIT that refuses what a write set cannot carry, so that no site ever commits a change the
+ * others would silently miss:
+ * <ul>
+ *   <li>a written table without primary key or replica identity (wal2json drops its updates and deletes),</li>
+ *   <li>a written unlogged table (never decoded),</li>
+ *   <li>a change of the catalog hidden in a function or DO block (DDL is not decoded; as a statement it runs everywhere).</li>
+ * </ul>
+ * Sequences are not decoded either: their values are read here and shipped with the write set.
+ */
+public final class WriteSetSql {
+    private WriteSetSql() {}
+
+    /** The logical-decoding message prefix that marks our tags (WriteSetCapture's default). */
+    public static final String TAG_PREFIX = "wanrep";
+
+    public static String tag(String tag) {
+        return "SELECT pg_catalog.pg_logical_emit_message(true, '" + TAG_PREFIX + "', " + literal(tag) + ")";
+    }
+
+    private static final String CHECK = """
+            DO $wanrep$
+            DECLARE keyless text; unlogged text; ddl text;
+            BEGIN
+              SELECT string_agg(DISTINCT c.oid::regclass::text, ', '),
+                     string_agg(DISTINCT c.oid::regclass::text, ', ') FILTER (WHERE c.relpersistence = 'u')
+                INTO keyless, unlogged
+                FROM pg_catalog.pg_locks l JOIN pg_catalog.pg_class c ON c.oid = l.relation
+               WHERE l.pid = pg_catalog.pg_backend_pid() AND l.locktype = 'relation' AND l.mode = 'RowExclusiveLock'
+                 AND c.relkind = 'r' AND c.relpersistence <> 't' AND c.relnamespace <> 'pg_catalog'::regnamespace
+                 AND (c.relpersistence = 'u' OR c.relreplident = 'n' OR (c.relreplident = 'd' AND NOT EXISTS
+                      (SELECT 1 FROM pg_catalog.pg_index i WHERE i.indrelid = c.oid AND i.indisprimary)));
+              IF unlogged IS NOT NULL THEN
+                RAISE EXCEPTION USING ERRCODE = '0A000',
+                  MESSAGE = 'wanrep: write-set replication cannot carry changes of unlogged tables (' || unlogged || ')',
+                  HINT = 'Make the table logged (ALTER TABLE ... SET LOGGED), or use execution: symmetric.';
+              END IF;
+              IF keyless IS NOT NULL THEN
+                RAISE EXCEPTION USING ERRCODE = '55000',
+                  MESSAGE = 'wanrep: write-set replication needs a primary key or replica identity on ' || keyless,
+                  HINT = 'Add a primary key, or ALTER TABLE ... REPLICA IDENTITY FULL, or use execution: symmetric.';
+              END IF;
+              SELECT string_agg(DISTINCT c.relname, ', ') INTO ddl
+                FROM pg_catalog.pg_locks l JOIN pg_catalog.pg_class c ON c.oid = l.relation
+               WHERE l.pid = pg_catalog.pg_backend_pid() AND l.locktype = 'relation'
+                 AND l.mode IN ('RowExclusiveLock', 'ShareRowExclusiveLock', 'AccessExclusiveLock')
+                 AND c.relnamespace = 'pg_catalog'::regnamespace;
+              IF ddl IS NOT NULL THEN
+                RAISE EXCEPTION USING ERRCODE = '0A000',
+                  MESSAGE = 'wanrep: this transaction changes the catalog (' || ddl || ') inside a function or DO block; write sets do not carry schema changes',
+                  HINT = 'Run DDL as a statement of its own (wanrep runs it at every site).';
+              END IF;
+            END $wanrep$""";
+
+    /** The check, then (if the transaction may have advanced sequences) a query of their values. */
+    public static String checkAndSequences(TableSet tables) {
+        String seq = sequences(tables);
+        return seq == null ? CHECK : CHECK + "; " + seq;
+    }
+
+    /** Last values of the sequences the transaction may have advanced, or null if it writes nothing. */
+    static String sequences(TableSet tables) {
+        String q = "SELECT s.schemaname || '.' || s.sequencename, s.last_value FROM pg_catalog.pg_sequences s WHERE s.last_value IS NOT NULL";
+        if (tables.all()) return q;
+        if (tables.writes().isEmpty()) return null;
+        StringBuilder b = new StringBuilder(q).append(" AND s.schemaname || '.' || s.sequencename IN (");
+        boolean first = true;
+        for (String w : new TreeSet<>(tables.writes())) {
+            if (!first) b.append(", ");
+            b.append(literal(w));
+            first = false;
+        }
+        return b.append(")").toString();
+    }
+
+    /** setval statements bringing this replica's sequences to the executor's values. */
+    public static String setSequences(Map<String, Long> values) {
+        StringBuilder b = new StringBuilder();
+        for (var e : new TreeMap<>(values).entrySet()) {
+            if (!b.isEmpty()) b.append("; ");
+            b.append("SELECT pg_catalog.setval(").append(literal(qualified(e.getKey()))).append("::regclass, ").append(e.getValue()).append(", true)");
+        }
+        return b.toString();
+    }
+
+    /** {@code schema.name} as a quoted, qualified identifier. */
+    static String qualified(String name) {
+        int dot = name.indexOf('.');
+        return ident(name.substring(0, dot)) + "." + ident(name.substring(dot + 1));
+    }
+
+    private static String ident(String s) { return "\"" + s.replace("\"", "\"\"") + "\""; }
+
+    static String literal(String s) { return "'" + s.replace("'", "''") + "'"; }
+}
