@@ -20,6 +20,7 @@ public final class Settings {
             Setting.choice("delivery", "safe", "total-order delivery guarantee for update transactions", "agreed", "safe", "opt-safe"),
             Setting.choice("queries", "snapshot", "read-only transactions: local snapshot, or middleware read locks", "snapshot", "locked"),
             Setting.of("pool.size", "16", "backend connections per site for replicated execution"),
+            Setting.of("writeset.appliers", "4", "write-set policies: connections per database that apply write sets shipped by other sites"),
             Setting.of("pool.wait_timeout_ms", "30000", "how long a request waits for a backend connection before SQLSTATE 53300"),
             Setting.of("proxy.host", "127.0.0.1", "address the proxy listens on"),
             Setting.of("proxy.port", "6543", "port the proxy listens on"),
@@ -52,6 +53,7 @@ public final class Settings {
                     .append(" | ").append(d).append(" |\n");
         }
         b.append("| `functions.NAME.reads` / `.writes` | | tables a function reads / writes, overriding analysis of its body |\n");
+        b.append("| `tables.NAME.primary` | spread by name | primary-copy: the site that executes transactions writing table NAME (`schema.table` or `table`) |\n");
         b.append("| `site.SITE.KEY` | | any key above for one site only, e.g. `site.boston.proxy.port` |\n");
         return b.toString();
     }

@@ -339,9 +339,12 @@ public final class ClientSession implements Runnable {
         List<WireMessage> local = unit;
         TxnRequest r = new TxnRequest(ctx.engine().nextId(), TxnRequest.Kind.AUTOCOMMIT, a.tables(), database,
                 selfContained(local, new HashSet<>()), ts, seed, settings);
+        if (!a.catalogChange()) r = r.shippingWriteSet();   // DML: a write-set policy may run it at one site
+        int inserted = r.messages().size() - local.size();
         WireTxnExecutor.OriginWork w = new WireTxnExecutor.OriginWork(backend, local);
+        org.wanrep.txn.Txn t;
         try {
-            ctx.engine().submit(r, w).get();
+            t = ctx.engine().submit(r, w).get();
         } catch (ExecutionException e) {
             replyError(unit, orderingError(e.getCause()));
             return;
@@ -350,15 +353,44 @@ public final class ClientSession implements Runnable {
             throw new EOFException("interrupted");
         }
         noteStatements(local);
-        if (w.movedToPool()) throw new BackendException(PgError.fatal("08006", "wanrep: the connection to the replica failed; the transaction committed"));
+        List<WireMessage> replies;
+        PgError commitError;
+        if (t.applied() != null) {
+            // another site executed it: its replies came with the write set (its error included)
+            replies = t.applied().replies().subList(Math.min(inserted, t.applied().replies().size()), t.applied().replies().size());
+            commitError = null;
+            keepStatementState(local);
+        } else {
+            if (w.movedToPool()) throw new BackendException(PgError.fatal("08006", "wanrep: the connection to the replica failed; the transaction committed"));
+            replies = w.replies();
+            commitError = w.commitError();
+        }
         boolean ready = false;
-        for (WireMessage m : w.replies()) {
+        for (WireMessage m : replies) {
             if (m.kind() == 'Z') ready = true;
             else if (m.kind() != 'G') client.write(m);   // the client saw its CopyInResponse already
         }
-        if (w.commitError() != null) client.write(w.commitError().toMessage());
+        if (commitError != null) client.write(commitError.toMessage());
         if (ready) client.write(Messages.readyForQuery('I'));
         if (a.catalogChange()) ctx.classifiers().catalogChanged(database);
+    }
+
+    /**
+     * A request another site executed never ran on the client's backend: the named statements it
+     * parsed or closed must still exist (or not) there for the client's next requests.
+     */
+    private void keepStatementState(List<WireMessage> unit) throws IOException {
+        List<WireMessage> ms = new ArrayList<>();
+        for (WireMessage m : unit)
+            if ((m.kind() == 'P' && !Messages.parseName(m).isEmpty()) || (m.kind() == 'C' && m.payload()[0] == 'S')) ms.add(m);
+        if (ms.isEmpty()) return;
+        for (WireMessage m : ms) backend.send(m);
+        backend.send(Messages.SYNC);
+        backend.flush();
+        while (!backend.tracker().idle()) {
+            WireMessage m = backend.read();
+            if (m.kind() == 'E') LOG.warn("keeping the client's named statements: {}", PgError.parse(m));
+        }
     }
 
     private PgError orderingError(Throwable cause) {
@@ -390,6 +422,9 @@ public final class ClientSession implements Runnable {
      * BEGIN, the block's reads may be stale and it aborts with 40001 instead of writing.
      */
     private boolean acquireExclusive(List<WireMessage> unit) throws IOException {
+        // the capture of this database must exist before the block has a transaction id: creating a slot
+        // waits for every open transaction to end
+        if (ctx.writeSets() != null) ctx.writeSets().capture(database);
         RequestId id = ctx.engine().nextId();
         try {
             ctx.engine().submit(new TxnRequest(id, TxnRequest.Kind.EXCLUSIVE, TableSet.allTables(), database, List.of(), 0, 0)).get();
@@ -457,6 +492,10 @@ public final class ClientSession implements Runnable {
             block = null;
             return;
         }
+        if (ctx.writeSets() != null && !b.ddl) {
+            commitBlockShippingWriteSet(unit, b);
+            return;
+        }
         TxnRequest log = new TxnRequest(b.exclusive, TxnRequest.Kind.STATEMENT_LOG, TableSet.allTables(), database, b.log,
                 b.timestampMicros, 0, settings);
         try {
@@ -475,6 +514,66 @@ public final class ClientSession implements Runnable {
         ctx.engine().blockCommitted(b.exclusive, committed);
         block = null;
         if (b.ddl) ctx.classifiers().catalogChanged(database);
+    }
+
+    /**
+     * COMMIT of a block under a write-set policy: the block commits here (tagged for capture, after the
+     * check that its writes can travel as a write set), then its write set goes through the total order
+     * and the other sites apply it under the block's lock; the client hears COMMIT once it is delivered.
+     * If this site fails before, the others drop the block (its origin left before its log arrived).
+     */
+    private void commitBlockShippingWriteSet(List<WireMessage> unit, Block b) throws IOException {
+        String tag = b.exclusive + "@" + ctx.engine().self();
+        Map<String, Long> sequences = new java.util.TreeMap<>();
+        PgError e = runCollecting(org.wanrep.exec.WriteSetSql.tag(tag) + "; " + org.wanrep.exec.WriteSetSql.checkAndSequences(TableSet.allTables()),
+                row -> { if (row.size() == 2 && row.get(0) != null && row.get(1) != null) sequences.put(row.get(0), Long.parseLong(row.get(1))); });
+        if (e != null || backend.status() != 'T') {
+            backend.run("ROLLBACK");
+            releaseExclusive();
+            block = null;
+            replyError(unit, e != null ? e : PgError.error("25000", "wanrep: the transaction block ended before COMMIT"));
+            return;
+        }
+        List<WireMessage> replies = new ArrayList<>();
+        Relay r = relay(unit, replies);
+        boolean committed = r.error == null && "COMMIT".equals(r.lastTag);
+        if (!committed) {
+            releaseExclusive();
+            block = null;
+            for (WireMessage m : replies) client.write(m);
+            return;
+        }
+        try {
+            org.wanrep.writeset.WriteSet ws = ctx.writeSets().captured(database, tag).get();
+            org.wanrep.txn.WriteSetMessage m = new org.wanrep.txn.WriteSetMessage(b.exclusive, ctx.engine().self(), true, List.of(), ws, sequences);
+            TxnRequest log = new TxnRequest(b.exclusive, TxnRequest.Kind.WRITESET_LOG, TableSet.allTables(), database, List.of(),
+                    b.timestampMicros, 0, settings, true, org.wanrep.txn.WriteSetMessageCodec.encode(m));
+            ctx.engine().submit(log).get();
+        } catch (ExecutionException x) {
+            // committed here, but the others will not have it: this replica must not go on
+            ctx.engine().fail("site " + ctx.site() + " committed block " + b.exclusive + " but cannot ship its write set: " + x.getCause());
+            block = null;
+            throw new BackendException(PgError.fatal("08006", "wanrep: the transaction could not be replicated; this site is stopping"));
+        } catch (InterruptedException x) {
+            Thread.currentThread().interrupt();
+            throw new EOFException("interrupted");
+        }
+        ctx.engine().blockCommitted(b.exclusive, true);
+        block = null;
+        for (WireMessage m : replies) client.write(m);
+    }
+
+    /** Runs {@code sql} on the backend (not relayed), handing every data row to {@code rows}; returns its first error. */
+    private PgError runCollecting(String sql, java.util.function.Consumer<List<String>> rows) throws IOException {
+        backend.send(WireMessage.query(sql));
+        backend.flush();
+        PgError err = null;
+        while (!backend.tracker().idle()) {
+            WireMessage m = backend.read();
+            if (m.kind() == 'E' && err == null) err = PgError.parse(m);
+            if (m.kind() == 'D') rows.accept(Messages.dataRowValues(m));
+        }
+        return err;
     }
 
     private void endBlock(List<WireMessage> unit) throws IOException {
@@ -564,7 +663,10 @@ public final class ClientSession implements Runnable {
     // ------------------------------------------------------------------ relaying
 
     /** Sends a request to the backend and relays every answer to the client (COPY IN data included). */
-    private Relay relay(List<WireMessage> unit) throws IOException {
+    private Relay relay(List<WireMessage> unit) throws IOException { return relay(unit, null); }
+
+    /** Sends a request to the backend and its answers to the client, or into {@code buffer} if given. */
+    private Relay relay(List<WireMessage> unit, List<WireMessage> buffer) throws IOException {
         Relay r = new Relay();
         relaying = true;
         try {
@@ -583,7 +685,8 @@ public final class ClientSession implements Runnable {
                 WireMessage m = backend.read();
                 if (m.kind() == 'E' && r.error == null) r.error = PgError.parse(m);
                 if (m.kind() == 'C') r.lastTag = Messages.commandTag(m);
-                client.write(m);
+                if (buffer != null) buffer.add(m);
+                else client.write(m);
             }
         } finally {
             relaying = false;
@@ -696,7 +799,10 @@ public final class ClientSession implements Runnable {
 
     /** Prefixes the Parse of every named statement a request uses but does not define. */
     private List<WireMessage> selfContained(List<WireMessage> ms, Set<String> defined) {
-        List<WireMessage> out = new ArrayList<>(ms.size() + 2);
+        // the Parse of every named statement used but defined before this request goes first: the same
+        // as parsing it just before its use (the unit cannot use a name it closes first), and a site that
+        // executes for us returns their ParseCompletes first, where we can drop them
+        List<WireMessage> prefix = new ArrayList<>(), body = new ArrayList<>(ms.size());
         for (WireMessage m : ms) {
             String needs = null;
             if (m.kind() == 'P') defined.add(Messages.parseName(m));
@@ -704,12 +810,14 @@ public final class ClientSession implements Runnable {
             else if (m.kind() == 'D' && m.payload()[0] == 'S') needs = new PayloadReader(java.util.Arrays.copyOfRange(m.payload(), 1, m.payload().length)).cstring();
             else if (m.kind() == 'C' && m.payload()[0] == 'S') defined.remove(new PayloadReader(java.util.Arrays.copyOfRange(m.payload(), 1, m.payload().length)).cstring());
             if (needs != null && !needs.isEmpty() && !defined.contains(needs) && statements.containsKey(needs)) {
-                out.add(statements.get(needs));
+                prefix.add(statements.get(needs));
                 defined.add(needs);
             }
-            out.add(m);
+            body.add(m);
         }
-        return out;
+        if (prefix.isEmpty()) return body;
+        prefix.addAll(body);
+        return prefix;
     }
 
     /** Keeps the registry of named statements current with what was sent. */

@@ -6,6 +6,10 @@ import org.wanrep.txn.ReplicationEngine;
 
 import java.time.Duration;
 
-/** What every client session of one site shares. */
+/**
+ * What every client session of one site shares. {@code writeSets} is this site's write-set I/O, null
+ * under symmetric execution.
+ */
 public record SiteContext(String site, BackendTarget backend, UserDirectory users, ReplicationEngine engine,
-                          org.wanrep.sql.Classifiers classifiers, CancelRegistry cancels, boolean lockedQueries, Duration lockTimeout) {}
+                          org.wanrep.sql.Classifiers classifiers, CancelRegistry cancels, boolean lockedQueries, Duration lockTimeout,
+                          org.wanrep.exec.WriteSetChannel writeSets) {}

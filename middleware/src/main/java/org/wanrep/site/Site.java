@@ -14,7 +14,10 @@ import org.wanrep.gcs.Delivery;
 import org.wanrep.gcs.jgroups.GcsSettings;
 import org.wanrep.gcs.jgroups.JGroupsGcs;
 import org.wanrep.gcs.wan.LatencyMatrix;
+import org.wanrep.exec.WriteSetChannel;
+import org.wanrep.txn.ExecutionPolicy;
 import org.wanrep.txn.ReplicationEngine;
+import org.wanrep.txn.WriteSetIo;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -34,8 +37,12 @@ public final class Site implements AutoCloseable {
     private final ReplicationEngine engine;
     private final JGroupsGcs gcs;
     private final ProxyServer proxy;
+    private final WriteSetChannel channel;
+    private final java.util.concurrent.atomic.AtomicBoolean stopped = new java.util.concurrent.atomic.AtomicBoolean();
 
-    private Site(String name, BackendPool pool, WireTxnExecutor executor, ReplicationEngine engine, JGroupsGcs gcs, ProxyServer proxy) {
+    private Site(String name, BackendPool pool, WireTxnExecutor executor, ReplicationEngine engine, JGroupsGcs gcs, ProxyServer proxy,
+                 WriteSetChannel channel) {
+        this.channel = channel;
         this.name = name;
         this.pool = pool;
         this.executor = executor;
@@ -79,13 +86,23 @@ public final class Site implements AutoCloseable {
                              java.util.function.UnaryOperator<org.wanrep.gcs.GcsListener> listenerWrapper) throws Exception {
         List<String> sites = sites(cluster);
         if (!sites.contains(name)) throw new Config.ConfigException("site '" + name + "' is not one of " + sites);
-        if (!cluster.get("execution").equals("symmetric"))
-            throw new Config.ConfigException("execution: " + cluster.get("execution") + " needs write-set replication, which is not available yet; use symmetric");
         Config c = cluster.forSite(name);
         BackendTarget target = new BackendTarget(c.get("postgres.host"), c.getInt("postgres.port"), c.get("postgres.user"), c.get("postgres.password"));
+        ExecutionPolicy policy;
+        try {
+            policy = new ExecutionPolicy(ExecutionPolicy.kind(c.get("execution")), sites, primaries(cluster));
+        } catch (IllegalArgumentException e) {
+            throw new Config.ConfigException(e.getMessage());
+        }
         BackendPool pool = new BackendPool(target, c.getInt("pool.size"), Duration.ofMillis(c.getInt("pool.wait_timeout_ms")));
         WireTxnExecutor executor = new WireTxnExecutor(pool);
-        ReplicationEngine engine = new ReplicationEngine(name, delivery(c), executor);
+        WriteSetChannel channel = null;
+        if (policy.kind() != ExecutionPolicy.Kind.SYMMETRIC) {
+            channel = new WriteSetChannel(name, target, c.getInt("writeset.appliers"));
+            channel.startAll();   // before this site executes anything for the others
+            executor.onCapturedDatabase(channel::capture);
+        }
+        ReplicationEngine engine = new ReplicationEngine(name, delivery(c), executor, policy, channel != null ? channel : WriteSetIo.NONE);
         LatencyMatrix matrix = matrix(c);
         List<String> hosts = new ArrayList<>();
         for (String s : sites) {
@@ -97,10 +114,11 @@ public final class Site implements AutoCloseable {
                 c.getInt("gcs.port"), hosts, matrix, c.getDouble("gcs.jitter_ms"), c.getInt("gcs.ack_interval_ms"), true);
         JGroupsGcs gcs = JGroupsGcs.start(gs, listenerWrapper.apply(engine));
         engine.attach(gcs);
+        if (channel != null) channel.attach(gcs);
         gcs.awaitPrimary(sites.size() / 2 + 1, joinTimeout);
         SiteContext ctx = new SiteContext(name, target, UserDirectory.parse(c.get("users")), engine,
-                new org.wanrep.sql.Classifiers(target, org.wanrep.sql.Classifiers.configuredFunctions(c)),
-                new CancelRegistry(), c.get("queries").equals("locked"), Duration.ofMillis(c.getInt("pool.wait_timeout_ms")));
+                new org.wanrep.sql.Classifiers(target, org.wanrep.sql.Classifiers.configuredFunctions(c), policy.kind() != ExecutionPolicy.Kind.SYMMETRIC),
+                new CancelRegistry(), c.get("queries").equals("locked"), Duration.ofMillis(c.getInt("pool.wait_timeout_ms")), channel);
         // DDL run here for another site's client changes the catalog the classifiers know
         engine.onCommit(r -> {
             for (org.wanrep.wire.WireMessage m : r.messages()) {
@@ -112,8 +130,30 @@ public final class Site implements AutoCloseable {
             }
         });
         ProxyServer proxy = new ProxyServer(ctx, c.get("proxy.host"), c.getInt("proxy.port"));
-        LOG.info("site {} ready: proxy on {}:{}, replica {}, {} delivery", name, c.get("proxy.host"), proxy.port(), target, c.get("delivery"));
-        return new Site(name, pool, executor, engine, gcs, proxy);
+        LOG.info("site {} ready: proxy on {}:{}, replica {}, {} delivery, {} execution", name, c.get("proxy.host"), proxy.port(), target,
+                c.get("delivery"), c.get("execution"));
+        Site site = new Site(name, pool, executor, engine, gcs, proxy, channel);
+        // a replica that can no longer follow the others (a write set committed here that cannot be
+        // shipped or one that cannot be applied) stops: the others go on without it, consistently
+        java.util.function.Consumer<String> fatal = reason -> Thread.ofPlatform().name("wanrep-fatal-" + name).start(() -> {
+            LOG.error("site {} stops: {}", name, reason);
+            site.crash();
+        });
+        engine.onFatal(fatal);
+        if (channel != null) channel.onFatal(fatal);
+        return site;
+    }
+
+    /** Configured primary sites: {@code tables.TABLE.primary} or {@code tables.SCHEMA.TABLE.primary}. */
+    static java.util.Map<String, String> primaries(Config c) {
+        java.util.Map<String, String> m = new java.util.HashMap<>();
+        for (var e : c.explicit().entrySet()) {
+            java.util.regex.Matcher k = java.util.regex.Pattern.compile("tables\\.(.+)\\.primary").matcher(e.getKey());
+            if (!k.matches()) continue;
+            String t = k.group(1).toLowerCase(java.util.Locale.ROOT);
+            m.put(t.contains(".") ? t : "public." + t, e.getValue().trim());
+        }
+        return m;
     }
 
     public String name() { return name; }
@@ -123,17 +163,22 @@ public final class Site implements AutoCloseable {
 
     /** Stops like a crash: the group sees the member vanish, clients lose their connections. */
     public void crash() {
+        if (!stopped.compareAndSet(false, true)) return;
         proxy.close();
         engine.shutdown("site crashed");
         gcs.crash();
+        if (channel != null) channel.close(false);
         executor.close();
         pool.close();
     }
 
+    /** Stops cleanly: leaves the group; under a write-set policy also drops this site's slots and origins. */
     @Override public void close() {
+        if (!stopped.compareAndSet(false, true)) return;
         proxy.close();
         engine.shutdown("site stopped");
         gcs.close();
+        if (channel != null) channel.close(true);
         executor.close();
         pool.close();
     }

@@ -23,14 +23,19 @@ public final class Classifiers {
     private final BackendTarget replica;
     private final Map<String, TableSet> functions;
     private final Map<String, UnitClassifier> byDatabase = new ConcurrentHashMap<>();
+    private final boolean writeSets;
 
-    public Classifiers(BackendTarget replica, Map<String, TableSet> functions) {
+    public Classifiers(BackendTarget replica, Map<String, TableSet> functions) { this(replica, functions, false); }
+
+    /** {@code writeSets}: a write-set policy executes DML at one site, so its non-determinism is harmless there. */
+    public Classifiers(BackendTarget replica, Map<String, TableSet> functions, boolean writeSets) {
         this.replica = replica;
         this.functions = Map.copyOf(functions);
+        this.writeSets = writeSets;
     }
 
     public UnitClassifier forDatabase(String db) {
-        return byDatabase.computeIfAbsent(db, d -> new SqlClassifier(() -> load(d), functions));
+        return byDatabase.computeIfAbsent(db, d -> new SqlClassifier(() -> load(d), functions, writeSets));
     }
 
     /** DDL committed somewhere in this database: every session's next analysis reads the catalog again. */

@@ -47,10 +47,20 @@ public final class SqlClassifier extends UnitClassifier {
     private volatile Catalog catalog;
     private final Map<String, UnitAnalysis> byShape = new ConcurrentHashMap<>();
 
+    private final boolean writeSets;
+
     /** {@code functions}: configured table sets per function name (bare or schema-qualified). */
-    public SqlClassifier(Supplier<Catalog> loader, Map<String, TableSet> functions) {
+    public SqlClassifier(Supplier<Catalog> loader, Map<String, TableSet> functions) { this(loader, functions, false); }
+
+    /**
+     * With {@code writeSets} (primary-copy, local-copy) DML runs at one site and ships its write set,
+     * so functions that differ between sites are allowed there; DDL still runs everywhere and is
+     * still refused them.
+     */
+    public SqlClassifier(Supplier<Catalog> loader, Map<String, TableSet> functions, boolean writeSets) {
         this.loader = loader;
         this.functions = Map.copyOf(functions);
+        this.writeSets = writeSets;
     }
 
     private Catalog catalog() {
@@ -90,7 +100,8 @@ public final class SqlClassifier extends UnitClassifier {
         boolean unknownFunction = false;
         for (String f : calls) {
             String bare = f.substring(f.lastIndexOf('.') + 1);
-            if (update && NON_DETERMINISTIC.contains(bare)) return refusedNonDeterministic(bare + "()");
+            if (update && NON_DETERMINISTIC.contains(bare) && (!writeSets || kw.catalogChange()) && !definesOnly(stmt))
+                return refusedNonDeterministic(bare + "()");
             if (WRITING_BUILTINS.contains(bare)) { unknownFunction = true; continue; }
             if (f.startsWith("pg_catalog.") || (!f.contains(".") && cat.builtinFunctions.contains(bare))) continue;
             TableSet t = functions.get(f) != null ? functions.get(f) : functions.get(bare) != null ? functions.get(bare) : functions.get("public." + bare);
@@ -159,7 +170,7 @@ public final class SqlClassifier extends UnitClassifier {
             if (seqs != null) sequences.addAll(seqs);
         }
         writes.addAll(sequences);
-        if (insertTarget != null && update) {
+        if (insertTarget != null && update && !writeSets) {
             for (String expr : cat.defaultExprs.getOrDefault(insertTarget, java.util.List.of())) {
                 String e = expr.toLowerCase(Locale.ROOT);
                 for (String f : SqlText.functionCalls(e)) {
@@ -195,6 +206,23 @@ public final class SqlClassifier extends UnitClassifier {
         if (configured != null && (configured.all() || !configured.writes().isEmpty()))
             return new UnitAnalysis(Route.UPDATE, TableSet.allTables(), kw.random(), kw.timeFunctions(), false, null);
         return new UnitAnalysis(Route.LOCAL, TableSet.allTables(), kw.random(), kw.timeFunctions(), false, null);
+    }
+
+    private static final java.util.regex.Pattern CREATE_DEFINITION = java.util.regex.Pattern.compile(
+            "(?is)\\s*create\\s+(or\\s+replace\\s+)?((unlogged|temp|temporary)\\s+)?(table|view|function|procedure|trigger|index|sequence)\\b.*");
+    private static final java.util.regex.Pattern EVALUATES = java.util.regex.Pattern.compile(
+            "(?is).*\\b(table|sequence|index)\\b.*\\bas\\s*(\\(|select\\b|with\\b|values\\b|table\\b|execute\\b).*");
+
+    /**
+     * DDL that only stores a definition (a column default, a view, a function body) evaluates none of
+     * its functions now, so a non-deterministic one in it is harmless; CREATE TABLE ... AS, or ALTER
+     * TABLE ... ADD COLUMN ... DEFAULT on existing rows, do evaluate and stay refused.
+     */
+    static boolean definesOnly(String stmt) {
+        if (!CREATE_DEFINITION.matcher(stmt).matches()) return false;
+        String s = stmt.toLowerCase(Locale.ROOT);
+        if (s.matches("(?s)\\s*create\\s+(or\\s+replace\\s+)?(view|function|procedure|trigger)\\b.*")) return true;
+        return !EVALUATES.matcher(stmt).matches();
     }
 
     private static boolean isQuery(String stmt) {
