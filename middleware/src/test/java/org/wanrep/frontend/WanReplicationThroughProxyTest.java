@@ -2,6 +2,7 @@ package org.wanrep.frontend;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.wanrep.gcs.wan.LatencyMatrix;
 
@@ -142,12 +143,15 @@ class WanReplicationThroughProxyTest {
         }
     }
 
-    @ParameterizedTest
-    @ValueSource(strings = {"agreed", "safe", "opt-safe"})
-    void conflictingClientsAtEverySiteLeaveIdenticalReplicas(String delivery) throws Exception {
+    /** Every execution policy under every delivery guarantee (write sets: the tables' primaries spread over the sites). */
+    @ParameterizedTest(name = "{0}, {1}")
+    @CsvSource({"symmetric,agreed", "symmetric,safe", "symmetric,opt-safe", "primary-copy,agreed", "primary-copy,safe", "primary-copy,opt-safe",
+            "local-copy,agreed", "local-copy,safe", "local-copy,opt-safe"})
+    void conflictingClientsAtEverySiteLeaveIdenticalReplicas(String execution, String delivery) throws Exception {
         long seed = Long.getLong("wanrep.wan.seed", new Random().nextLong());
-        System.out.println(delivery + ": WAN proxy test seed " + seed);
-        try (TestCluster c = new TestCluster(sites(), "na4", Map.of("delivery", delivery))) {
+        System.out.println(execution + ", " + delivery + ": WAN proxy test seed " + seed);
+        try (TestCluster c = new TestCluster(sites(), "na4", Map.of("delivery", delivery, "execution", execution,
+                "tables.accounts.primary", sites().get(1), "tables.counters.primary", sites().get(2)))) {
             createSchema(c);
             AtomicLongArray acked = new AtomicLongArray(COUNTERS + 1);
             runClients(c, List.of(0, 1, 2), seed, acked, new AtomicBoolean(false), null);
@@ -155,12 +159,14 @@ class WanReplicationThroughProxyTest {
         }
     }
 
-    @Test
-    void optSafeWithOptimisticOrderForcedOutOfFinalOrder() throws Exception {
+    /** Tentative work undone and redone in final order: at every site (symmetric) or at the executing one (local-copy). */
+    @ParameterizedTest
+    @ValueSource(strings = {"symmetric", "local-copy"})
+    void optSafeWithOptimisticOrderForcedOutOfFinalOrder(String execution) throws Exception {
         long seed = Long.getLong("wanrep.wan.seed", new Random().nextLong());
-        System.out.println("opt-safe reordered: WAN proxy test seed " + seed);
+        System.out.println("opt-safe reordered, " + execution + ": WAN proxy test seed " + seed);
         List<ReorderingListener> wrappers = new java.util.concurrent.CopyOnWriteArrayList<>();
-        try (TestCluster c = new TestCluster(sites(), "na4", Map.of("delivery", "opt-safe"), l -> {
+        try (TestCluster c = new TestCluster(sites(), "na4", Map.of("delivery", "opt-safe", "execution", execution), l -> {
             ReorderingListener w = new ReorderingListener(l, seed + wrappers.size());
             wrappers.add(w);
             return w;

@@ -57,6 +57,22 @@ class SqlClassifierTest {
                 .isEqualTo(Route.LOCAL);
     }
 
+    /** Storing a non-deterministic default or body evaluates nothing; evaluating DDL stays refused everywhere. */
+    @Test
+    void ddlThatOnlyDefinesMayNameNonDeterministicFunctions() {
+        for (SqlClassifier k : List.of(C, new SqlClassifier(() -> CAT, Map.of(), true))) {
+            assertThat(k.analyze(List.of("CREATE TABLE s(id int PRIMARY KEY, at timestamptz DEFAULT clock_timestamp(), u uuid DEFAULT gen_random_uuid())")).route())
+                    .isEqualTo(Route.UPDATE);
+            assertThat(k.analyze(List.of("CREATE VIEW w AS SELECT clock_timestamp() AS at")).route()).isEqualTo(Route.UPDATE);
+            assertThat(k.analyze(List.of("CREATE TABLE s2 AS SELECT gen_random_uuid() AS u")).route()).isEqualTo(Route.REFUSED);
+            assertThat(k.analyze(List.of("ALTER TABLE accounts ADD COLUMN at timestamptz DEFAULT clock_timestamp()")).route()).isEqualTo(Route.REFUSED);
+        }
+        // under a write-set policy DML may use them: one site executes it and ships the rows
+        SqlClassifier ws = new SqlClassifier(() -> CAT, Map.of(), true);
+        assertThat(ws.analyze(List.of("UPDATE accounts SET token = gen_random_uuid()")).route()).isEqualTo(Route.UPDATE);
+        assertThat(ws.analyze(List.of("INSERT INTO history VALUES (1, clock_timestamp())")).route()).isEqualTo(Route.UPDATE);
+    }
+
     @Test
     void viewsCascadesTriggersSequencesAndFunctions() {
         assertThat(a("SELECT * FROM rich").tables().reads()).containsExactly("public.accounts");
