@@ -168,7 +168,7 @@ public final class WanResponseBench {
         }
     }
 
-    private static List<Site> startAll(Config config, List<String> sites) throws Exception {
+    static List<Site> startAll(Config config, List<String> sites) throws Exception {
         Site[] started = new Site[sites.size()];
         Exception[] failed = new Exception[1];
         List<Thread> ts = new ArrayList<>();
@@ -192,13 +192,13 @@ public final class WanResponseBench {
         return out;
     }
 
-    private static void awaitQuiet(List<Site> sites) throws InterruptedException {
+    static void awaitQuiet(List<Site> sites) throws InterruptedException {
         long end = System.nanoTime() + 120_000_000_000L;
         while (System.nanoTime() < end && !(sites.stream().allMatch(s -> s.engine().pending() == 0)
                 && sites.stream().map(s -> s.engine().lastGsn()).distinct().count() == 1)) Thread.sleep(20);
     }
 
-    private static Connection connect(Site s) throws Exception {
+    static Connection connect(Site s) throws Exception {
         Properties p = new Properties();
         p.setProperty("user", "postgres");
         return DriverManager.getConnection("jdbc:postgresql://127.0.0.1:" + s.proxyPort() + "/postgres", p);
