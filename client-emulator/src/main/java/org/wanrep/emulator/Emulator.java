@@ -31,6 +31,9 @@ import java.util.concurrent.locks.LockSupport;
  * and a start more than {@link EmulatorConfig#LATE_START} after the due time is a late start.
  * Closed loop: each client thinks, submits and waits for the answer.
  * <p>
+ * Each client draws its transactions and think times from one {@link Random} of its own, kept for
+ * its whole life (an open-loop schedule is one client), so workloads can keep per-client sessions.
+ * <p>
  * The first and last {@link EmulatorConfig#warmup()} transactions are run but not measured; the
  * proxy's phase breakdown is reset when the first measured one is due and read when the first
  * discarded one at the end is due.
@@ -100,6 +103,7 @@ public final class Emulator implements AutoCloseable {
     private void runOpen(Load.Open o, long startNanos, Random base) {
         int n = cfg.transactions();
         long[] offsets = o.arrivals().schedule(n, o.rateTps(), new Random(base.nextLong()));
+        // one client: the same source for every transaction of the run (Workload.next keys client state on it)
         Random r = new Random(base.nextLong());
         long origin = startNanos + o.offset().toNanos();
         for (int k = 0; k < n; k++) {
@@ -113,6 +117,7 @@ public final class Emulator implements AutoCloseable {
         AtomicInteger counter = new AtomicInteger();
         List<Thread> clients = new ArrayList<>();
         for (int i = 0; i < c.clients(); i++) {
+            // the client's source for its whole life, never one per transaction (Workload.next keys client state on it)
             Random r = new Random(base.nextLong());
             clients.add(Thread.ofVirtual().name("client-" + target.name() + "-" + i).start(() -> client(r, c.thinkTime(), counter)));
         }

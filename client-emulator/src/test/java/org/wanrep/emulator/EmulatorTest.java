@@ -25,7 +25,10 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -173,6 +176,30 @@ class EmulatorTest {
         assertThat(s.all().committed()).isEqualTo(48);
         assertThat(most.get()).isLessThanOrEqualTo(3);   // three clients, each waiting for its answer
         assertThat(seconds).isGreaterThan(60 / 3 * 0.015);   // think + transaction, 20 times per client
+    }
+
+    /** Workloads with per-client state (DBT-1's emulated browsers) key it on the client's Random: one per client, for life. */
+    @Test void everyClientDrawsFromOneRandomOfItsOwnForItsWholeLife() throws Exception {
+        Map<String, Set<Random>> byThread = new ConcurrentHashMap<>();
+        Workload w = new TestWorkload(List.of("q"), (t, a) -> "SELECT 1") {
+            @Override public Duration thinkTime(Random r) {
+                byThread.computeIfAbsent(Thread.currentThread().getName(), k -> ConcurrentHashMap.newKeySet()).add(r);
+                return Duration.ofMillis(1);
+            }
+
+            @Override public Transaction next(Random r) {
+                byThread.computeIfAbsent(Thread.currentThread().getName(), k -> ConcurrentHashMap.newKeySet()).add(r);
+                return super.next(r);
+            }
+        };
+        runOne(EmulatorConfig.builder(w, new Load.Closed(3, null)).transactions(30).connections(3).build());
+        assertThat(byThread).hasSize(3);   // three client threads, each with one source for its think times and transactions
+        assertThat(byThread.values()).allSatisfy(rs -> assertThat(rs).hasSize(1));
+        assertThat(byThread.values().stream().flatMap(Set::stream).distinct()).hasSize(3);
+
+        byThread.clear();
+        runOne(EmulatorConfig.builder(w, new Load.Open(400, Arrivals.FIXED)).transactions(30).connections(3).build());
+        assertThat(byThread.values().stream().flatMap(Set::stream).distinct()).as("an open-loop schedule is one client").hasSize(1);
     }
 
     private static SiteResult runOne(EmulatorConfig cfg) throws Exception {

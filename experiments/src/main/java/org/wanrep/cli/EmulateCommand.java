@@ -1,6 +1,7 @@
 package org.wanrep.cli;
 
 import org.wanrep.cluster.ClusterLayout;
+import org.wanrep.config.Config;
 import org.wanrep.emulator.Arrivals;
 import org.wanrep.emulator.DataLoad;
 import org.wanrep.emulator.EmulatorConfig;
@@ -9,6 +10,7 @@ import org.wanrep.emulator.Load;
 import org.wanrep.emulator.SiteTarget;
 import org.wanrep.emulator.WorkloadOptions;
 import org.wanrep.emulator.WorkloadRegistry;
+import org.wanrep.emulator.dbt1.Scale;
 import org.wanrep.emulator.report.ResultFiles;
 import org.wanrep.emulator.report.RunResult;
 import org.wanrep.emulator.report.SiteResult;
@@ -19,6 +21,8 @@ import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -65,7 +69,7 @@ public final class EmulateCommand implements Callable<Integer> {
     @Option(names = "--update-fraction", paramLabel = "F", defaultValue = "0.5", description = "synthetic: share of update transactions (default: ${DEFAULT-VALUE})") double updateFraction;
     @Option(names = "--statements", paramLabel = "N", defaultValue = "10", description = "synthetic: updates (or point reads) per transaction (default: ${DEFAULT-VALUE})") int statements;
     @Option(names = "--mix", paramLabel = "MIX", defaultValue = "shopping", description = "dbt1: browsing, shopping or ordering (default: ${DEFAULT-VALUE})") String mix;
-    @Option(names = "--items", paramLabel = "N", defaultValue = "10000", description = "dbt1: items (default: ${DEFAULT-VALUE})") int items;
+    @Option(names = "--items", paramLabel = "N", defaultValue = "10k", description = "dbt1: items, 1k, 10k, 100k, 1M or 10M (default: ${DEFAULT-VALUE})") String items;
     @Option(names = "--ebs", paramLabel = "N", defaultValue = "10", description = "dbt1: emulated browsers, the customer scale (default: ${DEFAULT-VALUE})") int ebs;
     @Option(names = "--max-retries", paramLabel = "N", defaultValue = "" + EmulatorConfig.DEFAULT_MAX_RETRIES, description = "reruns after serialization failures or deadlocks (default: ${DEFAULT-VALUE})") int maxRetries;
     @Option(names = "--out", paramLabel = "DIR", defaultValue = "runs/emulate", description = "directory for the result files (default: ${DEFAULT-VALUE})") Path out;
@@ -78,7 +82,7 @@ public final class EmulateCommand implements Callable<Integer> {
         if (rate != null && clients != null) throw new IllegalArgumentException("--rate (open loop) and --clients (closed loop) exclude each other");
         if (thinkMs != null && clients == null) throw new IllegalArgumentException("--think-time is for closed-loop runs (--clients)");
         List<SiteTarget> targets = targets();
-        Workload w = WorkloadRegistry.create(workload, new WorkloadOptions(tables, rows, updateFraction, statements, mix, items, ebs));
+        Workload w = WorkloadRegistry.create(workload, new WorkloadOptions(tables, rows, updateFraction, statements, mix, Scale.parseItems(items), ebs));
         long s = seed != null ? seed : ThreadLocalRandom.current().nextLong();
         Load l = clients != null
                 ? new Load.Closed(clients, thinkMs == null ? null : Duration.ofNanos(Math.round(thinkMs * 1e6)))
@@ -89,8 +93,7 @@ public final class EmulateCommand implements Callable<Integer> {
                 .maxRetries(maxRetries).user(user).password(password).build();
 
         System.out.printf("wanrep emulate: %s, %s, %d emulator(s), %d transactions each, seed %d%n", w, l.describe(), targets.size(), transactions, s);
-        if (!w.middlewareSettings().isEmpty())
-            System.out.println("note: this workload needs these middleware settings in the cluster's configuration: " + w.middlewareSettings());
+        checkMiddlewareSettings(w, targets);
         if (load) DataLoad.throughFirstSite(w, targets, cfg.connectionProperties(), System.out);
         RunResult r = new EmulatorGroup(targets, cfg, System.out, Duration.ofSeconds(progressSeconds)).run()
                 .withContext(Map.of("targets", where.cluster != null ? "cluster " + where.cluster.toAbsolutePath() : targets.get(0).jdbcUrl()));
@@ -102,6 +105,40 @@ public final class EmulateCommand implements Callable<Integer> {
         long unfinished = r.sites().stream().mapToLong(SiteResult::unfinished).sum();
         if (unfinished > 0) System.out.println(unfinished + " transactions never answered");
         return unfinished == 0 ? 0 : 1;
+    }
+
+    /**
+     * A workload whose stored functions hide their writes needs their table sets in every site's
+     * configuration. Checked against DIR/wanrep.properties for a cluster made by {@code cluster up}:
+     * a set lacking a table the workload declares ends the command (replicas could diverge); missing
+     * sets are a warning (every call then locks every table: correct, but serialized). Elsewhere the
+     * settings cannot be seen from here, so the command warns and lists them.
+     */
+    private void checkMiddlewareSettings(Workload w, List<SiteTarget> targets) throws IOException {
+        Map<String, String> needed = w.middlewareSettings();
+        if (needed.isEmpty()) return;
+        Path conf = where.cluster == null ? null : ClusterLayout.configFile(where.cluster);
+        String fix = "start the cluster with them ('wanrep cluster up --workload " + w.name() + " ...'), or add these lines to every site's configuration";
+        if (conf == null || !Files.isRegularFile(conf)) {
+            System.out.printf("WARNING: workload %s needs the table sets of its functions in every site's configuration, and this run cannot check them "
+                    + "(%s). Without them each call locks every table (correct, but serialized); a set that lacks a table lets replicas diverge. "
+                    + "If you have not yet, %s:%n", w.name(), conf == null ? "no local cluster directory" : "no " + conf, fix);
+            needed.forEach((k, v) -> System.out.println("  " + k + "=" + v));
+            return;
+        }
+        FunctionSettingsCheck c = FunctionSettingsCheck.of(needed, Config.load(conf, List.of()), targets.stream().map(SiteTarget::name).toList());
+        if (!c.underDeclared().isEmpty())
+            throw new IllegalArgumentException("the cluster's configuration (" + conf + ") declares too few tables for workload " + w.name()
+                    + "'s functions, so replicas could diverge: " + String.join("; ", c.underDeclared()) + ". Restart the cluster with 'wanrep cluster up --workload "
+                    + w.name() + " ...' or fix those keys.");
+        if (!c.missing().isEmpty()) {
+            System.out.printf("WARNING: %s has no table sets for %d of the %d functions of workload %s (%s): each call of those locks every table, "
+                    + "so the run is correct but serialized and does not measure the workload; to measure it, %s:%n", conf, c.missing().size(),
+                    c.functions(), w.name(), String.join(", ", c.missing()), fix);
+            needed.forEach((k, v) -> System.out.println("  " + k + "=" + v));
+        } else {
+            System.out.printf("middleware settings: %s declares the table sets of workload %s's functions%n", conf, w.name());
+        }
     }
 
     private List<SiteTarget> targets() throws Exception {

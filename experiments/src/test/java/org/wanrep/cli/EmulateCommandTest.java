@@ -76,12 +76,4 @@ class EmulateCommandTest {
         assertThat(Main.commandLine().getSubcommands().keySet())
                 .contains("demo", "emulate", "emulator-bench", "middleware", "cluster", "proxy-bench", "wan-bench", "gcs-bench", "gcs-targets");
     }
-
-    @Test void dbt1IsNamedButSaysWhenItIsNotAvailable(@TempDir Path dir) {
-        StringWriter err = new StringWriter();
-        int code = Main.commandLine().setErr(new PrintWriter(err)).execute("emulate", "--workload", "dbt1", "--host", "127.0.0.1", "--port", "1",
-                "--out", dir.toString());
-        if (code == 2 && err.toString().contains("not available")) return;   // until Dbt1Workload is plugged in
-        assertThat(err.toString()).doesNotContain("unknown workload");
-    }
 }

@@ -3,12 +3,15 @@ package org.wanrep.cli;
 import org.wanrep.cluster.ClusterLayout;
 import org.wanrep.cluster.LocalCluster;
 import org.wanrep.config.Config;
+import org.wanrep.config.WorkloadSettings;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -27,13 +30,26 @@ public final class ClusterCommand implements Runnable {
         @Option(names = "--latency-matrix", defaultValue = "none", description = "preset (na4, na8, global5, ca-es-ch, lan), CSV file, or none") String matrix;
         @Option(names = "--config", description = "base configuration file (YAML or properties)") Path config;
         @Option(names = "--set", description = "override a setting, key=value (repeatable)") List<String> overrides = new ArrayList<>();
+        @Option(names = "--workload", paramLabel = "NAME",
+                description = "add the settings this emulator workload needs (dbt1: its functions' table sets) under --config and --set (repeatable)")
+        List<String> workloads = new ArrayList<>();
         @Option(names = "--dir", required = true, description = "directory for data, logs and cluster.json") Path dir;
 
         @Override public Integer call() throws Exception {
-            Config base = config == null ? Config.build(Map.of(), overrides) : Config.load(config, overrides);
-            LocalCluster.up(dir, sites, matrix, base, System.out);
+            LocalCluster.up(dir, sites, matrix, configuration(config, workloads, overrides), System.out);
             return 0;
         }
+    }
+
+    /**
+     * The configuration {@code cluster up} starts the sites with: the named workloads' settings
+     * ({@link WorkloadSettings}), then the file's (may be null), then the overrides; a later one wins.
+     */
+    public static Config configuration(Path file, List<String> workloads, List<String> overrides) throws IOException {
+        Map<String, String> merged = new LinkedHashMap<>();
+        for (String w : workloads) merged.putAll(WorkloadSettings.of(w));
+        merged.putAll((file == null ? Config.defaults() : Config.load(file, List.of())).explicit());
+        return Config.build(merged, overrides);
     }
 
     @Command(name = "down", mixinStandardHelpOptions = true, description = "Stop every process of the cluster in DIR (removes nothing).")

@@ -21,6 +21,9 @@ public record ClusterLayout(List<SiteEntry> sites) {
 
     public static Path file(Path dir) { return dir.resolve("cluster.json"); }
 
+    /** The configuration every site of a cluster made by {@code cluster up} was started with. */
+    public static Path configFile(Path dir) { return dir.resolve("wanrep.properties"); }
+
     public void write(Path dir) throws IOException {
         Files.createDirectories(dir);
         JSON.writeValue(file(dir).toFile(), this);

@@ -27,6 +27,12 @@ public final class InProcessCluster implements AutoCloseable {
     private final List<Site> running = new ArrayList<>();
     private final Config config;
 
+    /**
+     * Starts {@code sites} on latency matrix {@code matrix} (a preset or CSV naming at least these
+     * sites). {@code settings} is any further configuration every site gets, e.g. {@code delivery}
+     * or a workload's {@code functions.NAME.reads/writes} (see {@code ClusterCommand.configuration},
+     * which builds them as {@code cluster up --workload} does); each site's ports are added here.
+     */
     public InProcessCluster(List<String> sites, String matrix, Map<String, String> settings, PrintStream out) throws Exception {
         this.sites = List.copyOf(sites);
         Map<String, String> conf = new LinkedHashMap<>();

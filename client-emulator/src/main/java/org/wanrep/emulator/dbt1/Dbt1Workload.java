@@ -11,6 +11,7 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.WeakHashMap;
@@ -63,5 +64,10 @@ public final class Dbt1Workload implements Workload {
 
     @Override public Duration thinkTime(Random r) {
         return options.thinkTime() ? ThinkTime.draw(r) : Duration.ZERO;
+    }
+
+    @Override public String toString() {
+        return String.format(Locale.ROOT, "dbt1 (%s mix, %,d items, %d EBs, %,d customers%s)", options.mix().name().toLowerCase(Locale.ROOT),
+                options.scale().items(), options.scale().ebs(), options.scale().customers(), options.thinkTime() ? "" : ", no think time");
     }
 }

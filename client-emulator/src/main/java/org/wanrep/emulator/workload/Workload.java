@@ -39,8 +39,12 @@ public interface Workload {
     List<String> types();
 
     /**
-     * The next transaction a client submits, drawn from its seeded random source. The emulator
-     * never calls this concurrently on one instance.
+     * The next transaction a client submits, drawn from its seeded random source. {@code r} belongs
+     * to one client and is the same instance for that client's whole life, also in
+     * {@link #thinkTime}: in a closed loop one per client, in an open loop one per emulator (its
+     * schedule is one client that does not wait for answers). A workload may therefore keep
+     * per-client state keyed on the instance (DBT-1 keeps an emulated browser's session, its cart,
+     * that way). The emulator never calls this concurrently on one instance.
      */
     Transaction next(Random r);
 
