@@ -23,24 +23,60 @@ public final class SqlText {
             "insert", "merge", "matched", "nothing", "recursive", "materialized", "tablesample", "repeatable", "for", "share", "nowait",
             "skip", "locked", "of", "asc", "desc", "nulls", "first", "last", "fetch", "next", "ties", "zone", "at", "local", "current", "if");
 
-    /** The text with string and numeric literals replaced by '?' (for caching analyses). */
+    /**
+     * The text with string and numeric literals replaced by '?' (for caching analyses): texts that
+     * differ only in their constants lock the same tables. Quoted identifiers, comments and
+     * dollar-quoted bodies are kept verbatim (a digit in {@code "t 1"} names a table); a text this
+     * cannot read with certainty (an unterminated quote) is returned unchanged.
+     */
     public static String normalize(String sql) {
         StringBuilder b = new StringBuilder(sql.length());
         int n = sql.length();
         for (int i = 0; i < n; i++) {
             char c = sql.charAt(i);
             if (c == '\'') {
+                boolean escapes = i > 0 && (sql.charAt(i - 1) == 'E' || sql.charAt(i - 1) == 'e')
+                        && (i == 1 || !Character.isLetterOrDigit(sql.charAt(i - 2)) && sql.charAt(i - 2) != '_');
                 int j = i + 1;
                 while (j < n) {
-                    if (sql.charAt(j) == '\'') {
+                    char d = sql.charAt(j);
+                    if (escapes && d == '\\') { j += 2; continue; }
+                    if (d == '\'') {
                         if (j + 1 < n && sql.charAt(j + 1) == '\'') { j += 2; continue; }
                         break;
                     }
                     j++;
                 }
-                // E'...' with backslash escapes is rare in generated SQL; it only costs a cache miss
+                if (j >= n) return sql;
+                if (escapes) b.setLength(b.length() - 1);   // the E prefix goes with the literal
                 b.append('?');
                 i = j;
+            } else if (c == '"') {
+                int j = sql.indexOf('"', i + 1);
+                while (j > 0 && j + 1 < n && sql.charAt(j + 1) == '"') j = sql.indexOf('"', j + 2);
+                if (j < 0) return sql;
+                b.append(sql, i, j + 1);
+                i = j;
+            } else if (c == '-' && i + 1 < n && sql.charAt(i + 1) == '-') {
+                int j = sql.indexOf('\n', i);
+                if (j < 0) j = n - 1;
+                b.append(sql, i, j + 1);
+                i = j;
+            } else if (c == '/' && i + 1 < n && sql.charAt(i + 1) == '*') {
+                int j = sql.indexOf("*/", i + 2);
+                if (j < 0) return sql;
+                b.append(sql, i, j + 2);
+                i = j + 1;
+            } else if (c == '$' && (i == 0 || !Character.isLetterOrDigit(sql.charAt(i - 1)) && sql.charAt(i - 1) != '_')) {
+                int k = i + 1;
+                while (k < n && (Character.isLetterOrDigit(sql.charAt(k)) || sql.charAt(k) == '_')) k++;
+                if (k < n && sql.charAt(k) == '$' && (k == i + 1 || !Character.isDigit(sql.charAt(i + 1)))) {   // $tag$, not $1
+                    String tag = sql.substring(i, k + 1);
+                    int j = sql.indexOf(tag, k + 1);
+                    if (j < 0) return sql;
+                    b.append(sql, i, j + tag.length());
+                    i = j + tag.length() - 1;
+                } else b.append(c);
             } else if (Character.isDigit(c) && (i == 0 || !Character.isLetterOrDigit(sql.charAt(i - 1)) && sql.charAt(i - 1) != '_' && sql.charAt(i - 1) != '$')) {
                 int j = i;
                 while (j < n && (Character.isDigit(sql.charAt(j)) || sql.charAt(j) == '.')) j++;

@@ -104,6 +104,15 @@ class SqlClassifierTest {
     void textsThatDifferOnlyInConstantsShareOneAnalysis() {
         assertThat(SqlText.normalize("UPDATE t SET v = v + 1 WHERE id = 42 AND s = 'x''y'")).isEqualTo("UPDATE t SET v = v + ? WHERE id = ? AND s = ?");
         assertThat(SqlText.normalize("SELECT t1.c2 FROM t1")).isEqualTo("SELECT t1.c2 FROM t1");
+        // identifiers, escapes, comments and bodies are not constants: different tables never share a shape
+        assertThat(SqlText.normalize("UPDATE \"t 1\" SET v = 2")).isEqualTo("UPDATE \"t 1\" SET v = ?");
+        assertThat(SqlText.normalize("UPDATE \"t \"\"9\" SET v = 2")).isEqualTo("UPDATE \"t \"\"9\" SET v = ?");
+        assertThat(SqlText.normalize("SELECT E'it\\'s 7'; UPDATE t2 SET v = 1")).isEqualTo("SELECT ?; UPDATE t2 SET v = ?");
+        assertThat(SqlText.normalize("SELECT 1 /* t 3 */ FROM t")).isEqualTo("SELECT ? /* t 3 */ FROM t");
+        assertThat(SqlText.normalize("SELECT $b$ 5 $b$, $1")).isEqualTo("SELECT $b$ 5 $b$, $1");
+        assertThat(SqlText.normalize("SELECT 'open")).isEqualTo("SELECT 'open");
+        assertThat(C.analyze(List.of("UPDATE \"t 1\" SET v = 2")).tables().writes()).containsExactly("public.t 1");
+        assertThat(C.analyze(List.of("UPDATE \"t 2\" SET v = 2")).tables().writes()).containsExactly("public.t 2");
         assertThat(SqlText.functionCalls("INSERT INTO t(a) VALUES (f(1), 'g(2)', x::numeric(3,1)) -- h(3)")).containsExactly("f");
     }
 
