@@ -26,9 +26,20 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(WireTxnExecutor.class);
 
     private final BackendPool pool;
-    private final ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
+    // Platform threads, reused: blocking socket I/O to the replica, one thread per transaction in
+    // flight. Measured on 2 cores, virtual threads here cost more CPU per transaction (the
+    // per-task executor's bookkeeping and idle carriers spinning), CPU PostgreSQL then lacks.
+    private final ExecutorService threads = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "wanrep-exec");
+        t.setDaemon(true);
+        return t;
+    });
 
     private volatile java.util.function.Consumer<String> captureStarter = db -> { };
+    private volatile java.util.function.Consumer<String> fatalHandler = reason -> LOG.error("{}", reason);
+
+    /** What to do when this replica may no longer match the others (the site stops). */
+    public void onFatal(java.util.function.Consumer<String> f) { this.fatalHandler = f; }
 
     public WireTxnExecutor(BackendPool pool) { this.pool = pool; }
 
@@ -109,11 +120,20 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
             w.commitError = null;
             w.running = true;
             if (t.ships()) captureStarter.accept(r.database());   // before BEGIN: a slot waits for open transactions
-            PgError beginError = w.conn.run(beginSql(r) + (t.ships() ? "; " + WriteSetSql.tag(t.captureTag()) : ""));
-            if (beginError != null || w.conn.status() != 'T') {
-                w.error = beginError != null ? beginError : PgError.error("25000", "wanrep: BEGIN did not open a transaction block");
-                LOG.warn("{}: BEGIN refused: {}", t, w.error);
-                return TxnExecutor.transientState(w.error.sqlState()) ? Outcome.RETRY : Outcome.ERROR;
+            String begin = beginSql(r, w instanceof OriginWork && !w.pooled) + (t.ships() ? "; " + WriteSetSql.tag(t.captureTag()) : "");
+            // A tentative attempt may be revoked, and its cancel could land on BEGIN; the request would
+            // then run outside any block and autocommit. So it waits for BEGIN to open the block. A final
+            // attempt is never revoked or cancelled (and older cancels are settled): one round trip.
+            boolean pipelined = commit;
+            if (!pipelined) {
+                PgError beginError = w.conn.run(begin);
+                if (beginError != null || w.conn.status() != 'T') {
+                    w.error = beginError != null ? beginError : PgError.error("25000", "wanrep: BEGIN did not open a transaction block");
+                    LOG.warn("{}: BEGIN refused: {}", t, w.error);
+                    return TxnExecutor.transientState(w.error.sqlState()) ? Outcome.RETRY : Outcome.ERROR;
+                }
+            } else {
+                w.conn.send(WireMessage.query(begin));
             }
             List<WireMessage> ms = w.messages != null ? w.messages : r.messages();
             int requestReadies = 0;
@@ -125,14 +145,27 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
             if (fuse) w.conn.send(WireMessage.query("COMMIT"));
             w.conn.flush();
             w.sequences.clear();
-            int readies = 0;
-            PgError checkError = null;
+            int readies = pipelined ? -1 : 0;   // -1: BEGIN's replies come first
+            PgError checkError = null, beginError = null;
             while (!w.conn.tracker().idle()) {
                 if (w.conn.tracker().awaitingCopyData()) {   // a COPY whose data is not in the request
                     w.conn.send(org.wanrep.wire.Messages.copyFail("wanrep: no COPY data in the replicated request"));
                     w.conn.flush();
                 }
                 WireMessage m = w.conn.read();
+                if (readies < 0) {
+                    if (m.kind() == 'E' && beginError == null) beginError = PgError.parse(m);
+                    if (m.kind() == 'Z') {
+                        readies = 0;
+                        if (org.wanrep.wire.Messages.status(m) != 'T') {
+                            // the request just sent runs outside any block: it may commit on its own here
+                            String why = t + ": BEGIN did not open a block (" + beginError + "); the request may have committed on its own";
+                            LOG.error("{}", why);
+                            fatalHandler.accept("site replica may have diverged: " + why);
+                        }
+                    }
+                    continue;
+                }
                 // the request's replies end with its ReadyForQuery messages, then the check's, then COMMIT's
                 int segment = requestReadies == 0 || readies < requestReadies ? 0 : check && readies == requestReadies ? 1 : 2;
                 if (m.kind() == 'Z') readies++;
@@ -152,6 +185,10 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
                         if (m.kind() == 'E' && w.commitError == null) w.commitError = PgError.parse(m);
                     }
                 }
+            }
+            if (beginError != null) {
+                LOG.warn("{}: BEGIN refused: {}", t, beginError);
+                w.error = beginError;
             }
             w.fusedCommit = fuse;
             if (w.error == null && checkError != null) {   // what a write set cannot carry: refused as if at COMMIT
@@ -208,15 +245,22 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
         }
     }
 
-    /** Our BEGIN: read committed (locks already serialize), the origin's settings, random() seeded. */
-    static String beginSql(TxnRequest r) {
+    /**
+     * Our BEGIN: read committed (locks already serialize), then in one statement the origin's session
+     * settings (not at the origin, whose client's own session has them), the transaction time and
+     * the seed of random(). Everything is SET LOCAL, gone at the end of the block.
+     */
+    static String beginSql(TxnRequest r, boolean atOrigin) {
         StringBuilder b = new StringBuilder("BEGIN ISOLATION LEVEL READ COMMITTED");
-        for (Map.Entry<String, String> s : new java.util.TreeMap<>(r.settings()).entrySet())
-            b.append("; SELECT pg_catalog.set_config(").append(literal(s.getKey())).append(", ").append(literal(s.getValue())).append(", true)");
+        List<String> calls = new ArrayList<>();
+        if (!atOrigin)
+            for (Map.Entry<String, String> s : new java.util.TreeMap<>(r.settings()).entrySet())
+                calls.add("pg_catalog.set_config(" + literal(s.getKey()) + ", " + literal(s.getValue()) + ", true)");
         if (r.timestampMicros() != 0)
-            b.append("; SELECT pg_catalog.set_config('").append(org.wanrep.frontend.TimeRewriting.SETTING).append("', ")
-                    .append(literal(org.wanrep.frontend.TimeRewriting.format(r.timestampMicros()))).append(", true)");
-        if (r.seed() != 0) b.append("; SELECT pg_catalog.setseed(").append(seedValue(r.seed())).append(")");
+            calls.add("pg_catalog.set_config('" + org.wanrep.frontend.TimeRewriting.SETTING + "', "
+                    + literal(org.wanrep.frontend.TimeRewriting.format(r.timestampMicros())) + ", true)");
+        if (r.seed() != 0) calls.add("pg_catalog.setseed(" + seedValue(r.seed()) + ")");
+        if (!calls.isEmpty()) b.append("; SELECT ").append(String.join(", ", calls));
         return b.toString();
     }
 
@@ -233,10 +277,9 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
 
     @Override public void commit(Txn t, Done done) {
         Work w = work(t);
-        if (w.fusedCommit) {
+        if (w.fusedCommit) {   // COMMIT went with the request: its outcome is known, report it right away
             PgError e = w.commitError;
-            Outcome o = e == null ? Outcome.OK : TxnExecutor.transientState(e.sqlState()) ? Outcome.RETRY : Outcome.ERROR;
-            threads.execute(() -> done.completed(o));
+            done.completed(e == null ? Outcome.OK : TxnExecutor.transientState(e.sqlState()) ? Outcome.RETRY : Outcome.ERROR);
             return;
         }
         threads.execute(() -> {

@@ -50,6 +50,8 @@ public final class ClientSession implements Runnable {
     private String database;
     /** Named prepared statements of this session: name -> the Parse message as sent to the backend. */
     private final Map<String, WireMessage> statements = new HashMap<>();
+    /** The SQL of each named statement, decoded once (Bind/Execute of a prepared statement looks it up every time). */
+    private final Map<String, String> statementSql = new HashMap<>();
     private final Map<String, String> settings = new LinkedHashMap<>();
     private Block block;
     private boolean discardUntilSync;
@@ -339,7 +341,7 @@ public final class ClientSession implements Runnable {
         List<WireMessage> local = unit;
         TxnRequest r = new TxnRequest(ctx.engine().nextId(), TxnRequest.Kind.AUTOCOMMIT, a.tables(), database,
                 selfContained(local, new HashSet<>()), ts, seed, settings);
-        if (!a.catalogChange()) r = r.shippingWriteSet();   // DML: a write-set policy may run it at one site
+        r = a.catalogChange() ? r.changingCatalog() : r.shippingWriteSet();   // DML: a write-set policy may run it at one site
         int inserted = r.messages().size() - local.size();
         WireTxnExecutor.OriginWork w = new WireTxnExecutor.OriginWork(backend, local);
         org.wanrep.txn.Txn t;
@@ -498,6 +500,7 @@ public final class ClientSession implements Runnable {
         }
         TxnRequest log = new TxnRequest(b.exclusive, TxnRequest.Kind.STATEMENT_LOG, TableSet.allTables(), database, b.log,
                 b.timestampMicros, 0, settings);
+        if (b.ddl) log = log.changingCatalog();
         try {
             ctx.engine().submit(log).get();
         } catch (ExecutionException e) {
@@ -782,7 +785,7 @@ public final class ClientSession implements Runnable {
                 case 'B' -> {
                     String[] names = Messages.bindNames(m);
                     String text = parsedHere.get(names[1]);
-                    if (text == null && statements.containsKey(names[1])) text = Messages.parseQuery(statements.get(names[1]));
+                    if (text == null) text = statementSql.get(names[1]);
                     portals.put(names[0], text);
                 }
                 case 'E' -> {
@@ -825,14 +828,28 @@ public final class ClientSession implements Runnable {
         for (WireMessage m : unit) {
             if (m.kind() == 'P') {
                 String name = Messages.parseName(m);
-                if (!name.isEmpty()) statements.put(name, m);
+                if (!name.isEmpty()) {
+                    statements.put(name, m);
+                    statementSql.put(name, Messages.parseQuery(m));
+                }
             } else if (m.kind() == 'C' && m.payload()[0] == 'S') {
-                statements.remove(new PayloadReader(java.util.Arrays.copyOfRange(m.payload(), 1, m.payload().length)).cstring());
+                String name = new PayloadReader(java.util.Arrays.copyOfRange(m.payload(), 1, m.payload().length)).cstring();
+                statements.remove(name);
+                statementSql.remove(name);
             } else if (m.kind() == 'Q') {
                 String q = m.queryText().toLowerCase(java.util.Locale.ROOT);
-                if (q.contains("deallocate all") || q.contains("discard all")) statements.clear();
+                if (q.contains("deallocate all") || q.contains("discard all")) {
+                    statements.clear();
+                    statementSql.clear();
+                }
             }
         }
+    }
+
+    static boolean containsIgnoreCase(String s, String word) {
+        int n = s.length() - word.length();
+        for (int i = 0; i <= n; i++) if (s.regionMatches(true, i, word, 0, word.length())) return true;
+        return false;
     }
 
     private static final java.util.regex.Pattern SETTING_CHANGE =
@@ -840,7 +857,8 @@ public final class ClientSession implements Runnable {
 
     private void maybeRefreshSettings(List<String> texts) throws IOException {
         for (String t : texts) {
-            if (SETTING_CHANGE.matcher(t).find()) {
+            // only SET, RESET, DISCARD or set_config() change a setting: most texts skip the regex
+            if ((containsIgnoreCase(t, "set") || containsIgnoreCase(t, "discard")) && SETTING_CHANGE.matcher(t).find()) {
                 refreshSettings();
                 return;
             }

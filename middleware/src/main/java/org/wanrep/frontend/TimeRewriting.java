@@ -34,7 +34,6 @@ public final class TimeRewriting {
     public static final String SETTING = "wanrep.ts";
     private static final String TS_EXPR = "(coalesce(nullif(pg_catalog.current_setting('" + SETTING
             + "', true), '')::timestamptz, pg_catalog.now()))";
-    private static final Pattern ANY = Pattern.compile("(?i)now|current_|localtime|transaction_timestamp");
 
     /** The request with every Query and Parse text rewritten (the same list if nothing changes). */
     public static List<WireMessage> rewrite(List<WireMessage> unit) {
@@ -65,12 +64,28 @@ public final class TimeRewriting {
     private static final java.util.concurrent.ConcurrentHashMap<String, String> CACHE = new java.util.concurrent.ConcurrentHashMap<>();
 
     public static String rewrite(String sql) {
+        if (!mentionsTime(sql)) return sql;   // nearly every text: no cache entry, no regex
         String done = CACHE.get(sql);
         if (done != null) return done;
-        done = ANY.matcher(sql).find() ? rewriteStatement(sql) : sql;
+        done = rewriteStatement(sql);
         if (CACHE.size() >= 20_000) CACHE.clear();
         CACHE.put(sql, done);
         return done;
+    }
+
+    /** Whether the text contains (case-insensitively) a word a time function starts with. */
+    static boolean mentionsTime(String sql) {
+        int n = sql.length();
+        for (int i = 0; i < n; i++) {
+            switch (sql.charAt(i) | 0x20) {
+                case 'n' -> { if (sql.regionMatches(true, i, "now", 0, 3)) return true; }
+                case 'c' -> { if (sql.regionMatches(true, i, "current_", 0, 8)) return true; }
+                case 'l' -> { if (sql.regionMatches(true, i, "localtime", 0, 9)) return true; }
+                case 't' -> { if (sql.regionMatches(true, i, "transaction_timestamp", 0, 21)) return true; }
+                default -> { }
+            }
+        }
+        return false;
     }
 
     private static String rewriteStatement(String sql) {

@@ -16,8 +16,14 @@ public class UnitClassifier {
     /** Analyses by SQL text: clients repeat the same texts, so a hit skips all parsing. */
     private final java.util.concurrent.ConcurrentHashMap<String, UnitAnalysis> cache = new java.util.concurrent.ConcurrentHashMap<>();
 
+    /** The same analyses by exact text, looked up before normalizing (the hit that costs nothing). */
+    private final java.util.concurrent.ConcurrentHashMap<String, UnitAnalysis> byText = new java.util.concurrent.ConcurrentHashMap<>();
+
     /** DDL committed: cached analyses and catalog knowledge may be stale. */
-    public void catalogChanged() { cache.clear(); }
+    public void catalogChanged() {
+        cache.clear();
+        byText.clear();
+    }
 
     /** Combines the statements executed by one request. */
     public UnitAnalysis analyze(List<String> statements) {
@@ -36,13 +42,25 @@ public class UnitClassifier {
         return a.route() == Route.BEGIN || a.route() == Route.COMMIT || a.route() == Route.ROLLBACK;
     }
 
-    /** One query string (possibly several statements), cached by its text. */
+    /**
+     * One query string (possibly several statements), cached by its shape: texts that differ only in
+     * their constants (as clients that inline values send them) lock the same tables, and everything
+     * the analysis reads outside literals is the same for them.
+     */
     UnitAnalysis analyzeText(String sql) {
-        UnitAnalysis a = cache.get(sql);
+        UnitAnalysis a = byText.get(sql);   // a prepared statement's text: the same string every time
         if (a != null) return a;
-        a = analyzeUncached(List.of(sql));
-        if (cache.size() >= CACHE_LIMIT) cache.clear();
-        cache.put(sql, a);
+        String shape = org.wanrep.sql.SqlText.normalize(sql);
+        a = cache.get(shape);
+        if (a == null) {
+            a = analyzeUncached(List.of(sql));
+            if (cache.size() >= CACHE_LIMIT) cache.clear();
+            cache.put(shape, a);
+        }
+        if (shape.equals(sql)) {   // no constants in it (parameters instead): it will come again as is
+            if (byText.size() >= CACHE_LIMIT) byText.clear();
+            byText.put(sql, a);
+        }
         return a;
     }
 
@@ -88,7 +106,7 @@ public class UnitClassifier {
     protected UnitAnalysis analyzeStatement(String stmt) {
         String s = stripComments(stmt).trim().toLowerCase(Locale.ROOT);
         if (s.isEmpty()) return UnitAnalysis.local();
-        String first = s.split("[\\s(;]+", 2)[0];
+        String first = firstWord(s);
         boolean random = s.contains("random(");
         boolean time = s.contains("now(") || s.contains("current_timestamp") || s.contains("current_date") || s.contains("localtimestamp");
         return switch (first) {
@@ -110,10 +128,27 @@ public class UnitClassifier {
         };
     }
 
+    private static final java.util.regex.Pattern INTO = java.util.regex.Pattern.compile("\\binto\\b");
+    private static final java.util.regex.Pattern DML = java.util.regex.Pattern.compile("\\b(insert|update|delete|merge)\\b");
+    private static final java.util.regex.Pattern BLOCK_COMMENT = java.util.regex.Pattern.compile("(?s)/\\*.*?\\*/");
+    private static final java.util.regex.Pattern LINE_COMMENT = java.util.regex.Pattern.compile("--[^\\n]*");
+    private static final java.util.regex.Pattern DOLLAR_TAG = java.util.regex.Pattern.compile("\\$[A-Za-z_0-9]*\\$");
+
+    /** The leading keyword (up to white space, a parenthesis or a semicolon). */
+    private static String firstWord(String s) {
+        int i = 0, n = s.length();
+        while (i < n) {
+            char c = s.charAt(i);
+            if (Character.isWhitespace(c) || c == '(' || c == ';') break;
+            i++;
+        }
+        return s.substring(0, i);
+    }
+
     private static UnitAnalysis readOnlyUnlessWrites(String s, boolean random, boolean time) {
         boolean writes = s.contains("nextval(") || s.contains("setval(") || s.contains(" for update") || s.contains(" for share")
-                || s.contains(" for no key update") || s.contains(" for key share") || s.matches("(?s).*\\binto\\b.*")
-                || s.matches("(?s).*\\b(insert|update|delete|merge)\\b.*") || (s.startsWith("explain") && s.contains("analy"));
+                || s.contains(" for no key update") || s.contains(" for key share") || INTO.matcher(s).find()
+                || DML.matcher(s).find() || (s.startsWith("explain") && s.contains("analy"));
         return writes ? update(random, time) : UnitAnalysis.local();
     }
 
@@ -125,7 +160,7 @@ public class UnitClassifier {
     public static boolean changesCatalog(String sql) {
         for (String st : splitStatements(sql)) {
             String s = stripComments(st).trim().toLowerCase(Locale.ROOT);
-            if (!s.isEmpty() && DDL.contains(s.split("[\\s(;]+", 2)[0])) return true;
+            if (!s.isEmpty() && DDL.contains(firstWord(s))) return true;
         }
         return false;
     }
@@ -173,7 +208,7 @@ public class UnitClassifier {
                 cur.append(sql, i, j + 1);
                 i = j;
             } else if (c == '$') {
-                java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\$[A-Za-z_0-9]*\\$").matcher(sql).region(i, n);
+                java.util.regex.Matcher m = DOLLAR_TAG.matcher(sql).region(i, n);
                 if (m.lookingAt() && (i == 0 || !Character.isLetterOrDigit(sql.charAt(i - 1)))) {
                     String tag = m.group();
                     int j = sql.indexOf(tag, i + tag.length());
@@ -191,6 +226,7 @@ public class UnitClassifier {
     }
 
     static String stripComments(String s) {
-        return s.replaceAll("(?s)/\\*.*?\\*/", " ").replaceAll("--[^\\n]*", " ");
+        if (s.indexOf("/*") < 0 && s.indexOf("--") < 0) return s;
+        return LINE_COMMENT.matcher(BLOCK_COMMENT.matcher(s).replaceAll(" ")).replaceAll(" ");
     }
 }

@@ -119,15 +119,10 @@ public final class Site implements AutoCloseable {
         SiteContext ctx = new SiteContext(name, target, UserDirectory.parse(c.get("users")), engine,
                 new org.wanrep.sql.Classifiers(target, org.wanrep.sql.Classifiers.configuredFunctions(c), policy.kind() != ExecutionPolicy.Kind.SYMMETRIC),
                 new CancelRegistry(), c.get("queries").equals("locked"), Duration.ofMillis(c.getInt("pool.wait_timeout_ms")), channel);
-        // DDL run here for another site's client changes the catalog the classifiers know
+        // DDL run here for another site's client changes the catalog the classifiers know (called under the
+        // engine's monitor for every commit: the origin's analysis travels with the request, nothing is parsed)
         engine.onCommit(r -> {
-            for (org.wanrep.wire.WireMessage m : r.messages()) {
-                String sql = m.kind() == 'Q' ? m.queryText() : m.kind() == 'P' ? org.wanrep.wire.Messages.parseQuery(m) : null;
-                if (sql != null && org.wanrep.frontend.UnitClassifier.changesCatalog(sql)) {
-                    ctx.classifiers().catalogChanged(r.database());
-                    return;
-                }
-            }
+            if (r.changesCatalog()) ctx.classifiers().catalogChanged(r.database());
         });
         ProxyServer proxy = new ProxyServer(ctx, c.get("proxy.host"), c.getInt("proxy.port"));
         LOG.info("site {} ready: proxy on {}:{}, replica {}, {} delivery, {} execution", name, c.get("proxy.host"), proxy.port(), target,
@@ -140,6 +135,7 @@ public final class Site implements AutoCloseable {
             site.crash();
         });
         engine.onFatal(fatal);
+        executor.onFatal(fatal);
         if (channel != null) channel.onFatal(fatal);
         return site;
     }

@@ -35,7 +35,7 @@ public interface TxnExecutor {
     /** Best effort: interrupt a running execution (it then reports RETRY or ERROR). */
     void cancel(Txn t);
 
-    /** COMMIT; at the origin, then the buffered replies go to the client. */
+    /** COMMIT; at the origin, then the buffered replies go to the client. May report before it returns. */
     void commit(Txn t, Done done);
 
     /** ROLLBACK of the current attempt (the transaction may run again later). */

@@ -17,9 +17,12 @@ import java.util.Map;
  * {@code shipsWriteSet}: under a write-set policy one site executes it and ships its write set (set
  * for DML; DDL and TRUNCATE, which logical decoding does not carry, run at every site).
  * {@code writeSet}: an encoded {@link WriteSetMessage}, for {@link Kind#WRITESET_LOG} only.
+ * {@code changesCatalog}: it runs DDL, after which every site reloads what its classifier knows of the
+ * catalog (the origin's analysis travels with it, so no site parses the SQL again).
  */
 public record TxnRequest(RequestId id, Kind kind, TableSet tables, String database, List<WireMessage> messages,
-                         long timestampMicros, long seed, Map<String, String> settings, boolean shipsWriteSet, byte[] writeSet) {
+                         long timestampMicros, long seed, Map<String, String> settings, boolean shipsWriteSet, byte[] writeSet,
+                         boolean changesCatalog) {
     public enum Kind {
         /** An autocommit request: run at every site in lock order. */
         AUTOCOMMIT,
@@ -44,12 +47,22 @@ public record TxnRequest(RequestId id, Kind kind, TableSet tables, String databa
 
     public TxnRequest(RequestId id, Kind kind, TableSet tables, String database, List<WireMessage> messages,
                       long timestampMicros, long seed, Map<String, String> settings) {
-        this(id, kind, tables, database, messages, timestampMicros, seed, settings, false, null);
+        this(id, kind, tables, database, messages, timestampMicros, seed, settings, false, null, false);
+    }
+
+    public TxnRequest(RequestId id, Kind kind, TableSet tables, String database, List<WireMessage> messages,
+                      long timestampMicros, long seed, Map<String, String> settings, boolean shipsWriteSet, byte[] writeSet) {
+        this(id, kind, tables, database, messages, timestampMicros, seed, settings, shipsWriteSet, writeSet, false);
     }
 
     /** The same request, marked as executable at one site with its write set shipped (DML only). */
     public TxnRequest shippingWriteSet() {
-        return new TxnRequest(id, kind, tables, database, messages, timestampMicros, seed, settings, true, writeSet);
+        return new TxnRequest(id, kind, tables, database, messages, timestampMicros, seed, settings, true, writeSet, changesCatalog);
+    }
+
+    /** The same request, marked as changing the catalog (DDL): every site reads its catalog again after it. */
+    public TxnRequest changingCatalog() {
+        return new TxnRequest(id, kind, tables, database, messages, timestampMicros, seed, settings, shipsWriteSet, writeSet, true);
     }
 
     public TxnRequest(RequestId id, Kind kind, TableSet tables, String database, List<WireMessage> messages, long timestampMicros, long seed) {

@@ -49,6 +49,7 @@ public final class TxnRequestCodec {
             out.writeBoolean(r.shipsWriteSet());
             out.writeInt(r.writeSet().length);
             out.write(r.writeSet());
+            out.writeBoolean(r.changesCatalog());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -79,7 +80,8 @@ public final class TxnRequestCodec {
             boolean ships = in.readBoolean();
             byte[] ws = new byte[in.readInt()];
             in.readFully(ws);
-            return new TxnRequest(id, kind, new TableSet(reads, writes, all), db, ms, ts, seed, settings, ships, ws);
+            boolean ddl = in.readBoolean();
+            return new TxnRequest(id, kind, new TableSet(reads, writes, all), db, ms, ts, seed, settings, ships, ws, ddl);
         } catch (IOException e) {
             throw new UncheckedIOException("corrupt transaction request", e);
         }

@@ -44,6 +44,7 @@ class PgjdbcThroughProxyTest {
                 assertThat(rs.getString(1)).isEqualTo("one");
             }
         }
+        cluster.awaitQuiescent();   // other sites commit a little after the origin answered
         try (Connection c = cluster.connect(1); Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT count(*) FROM plain")) {
             rs.next();
             assertThat(rs.getInt(1)).isEqualTo(2);
@@ -119,6 +120,7 @@ class PgjdbcThroughProxyTest {
             c.rollback();
             c.setAutoCommit(true);
         }
+        cluster.awaitQuiescent();
         try (Connection c = cluster.connect(1); Statement st = c.createStatement();
              ResultSet rs = st.executeQuery("SELECT string_agg(balance::text, ',' ORDER BY id) FROM acct")) {
             rs.next();

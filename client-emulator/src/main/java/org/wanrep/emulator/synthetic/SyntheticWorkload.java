@@ -103,6 +103,21 @@ public final class SyntheticWorkload implements Workload {
         return b.append("\n").toString();
     }
 
+    /**
+     * The update transaction as a pgbench script where each client updates random rows of its own
+     * table only ({@code client_id} modulo the tables): no two clients conflict at the table level,
+     * so what it measures is the cost of the path, not the waits of table locking.
+     */
+    public String pgbenchOwnTableUpdateScript() {
+        StringBuilder b = new StringBuilder("\\set tb :client_id % ").append(tables).append(" + 1\n");
+        for (int i = 1; i <= statements; i++) b.append("\\set r").append(i).append(" random(1, ").append(rows).append(")\n");
+        for (int i = 1; i <= statements; i++) {
+            if (i > 1) b.append(" \\; ");
+            b.append("UPDATE synth_:tb SET v = v + 1 WHERE id = :r").append(i);
+        }
+        return b.append("\n").toString();
+    }
+
     /** Drops the tables {@link #load} created. */
     public void drop(Connection c) throws SQLException {
         try (Statement st = c.createStatement()) {
