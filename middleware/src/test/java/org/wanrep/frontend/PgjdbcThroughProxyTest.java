@@ -147,4 +147,38 @@ class PgjdbcThroughProxyTest {
             }
         }
     }
+
+    /**
+     * Large results: streamed whole in autocommit, and fetched in pages through a named portal
+     * (Execute with a row limit, PortalSuspended) inside a block, as pgjdbc does with a fetch size.
+     */
+    @Test
+    void largeResultsStreamAndPageThroughTheProxy() throws Exception {
+        try (Connection c = cluster.connect(0); Statement st = c.createStatement()) {
+            try (ResultSet rs = st.executeQuery("SELECT g, repeat('x', 100) FROM generate_series(1, 200000) g")) {
+                long n = 0, sum = 0;
+                while (rs.next()) {
+                    n++;
+                    sum += rs.getLong(1);
+                }
+                assertThat(n).isEqualTo(200_000);
+                assertThat(sum).isEqualTo(200_000L * 200_001 / 2);
+            }
+            c.setAutoCommit(false);
+            try (PreparedStatement ps = c.prepareStatement("SELECT g FROM generate_series(1, ?) g ORDER BY g")) {
+                ps.setFetchSize(1000);
+                ps.setInt(1, 25_000);
+                try (ResultSet rs = ps.executeQuery()) {
+                    int expect = 1;
+                    while (rs.next()) assertThat(rs.getInt(1)).isEqualTo(expect++);
+                    assertThat(expect - 1).isEqualTo(25_000);
+                }
+            }
+            c.commit();
+            c.setAutoCommit(true);
+            try (ResultSet rs = st.executeQuery("SELECT 1")) {
+                assertThat(rs.next()).isTrue();
+            }
+        }
+    }
 }
