@@ -59,6 +59,7 @@ public final class ProxyOverheadBench {
             conf.put("delivery", delivery);
             conf.put("pool.size", Integer.toString(Math.max(8, clients)));
             conf.put("postgres.port", Integer.toString(pg.port()));
+            conf.put("postgres.socket_dir", pg.dataDir().toString());
             conf.put("gcs.port", Integer.toString(GcsSettings.freePorts(1).get(0)));
             conf.put("proxy.port", Integer.toString(LocalPostgres.freePort()));
             try (Site site = Site.start(Config.build(conf, List.of()), "solo", Duration.ofSeconds(60))) {

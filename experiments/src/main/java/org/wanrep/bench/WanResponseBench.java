@@ -101,6 +101,7 @@ public final class WanResponseBench {
         List<Integer> gcsPorts = GcsSettings.freePorts(sites.size());
         for (int i = 0; i < sites.size(); i++) {
             conf.put("site." + sites.get(i) + ".postgres.port", Integer.toString(pgs.get(i).port()));
+            conf.put("site." + sites.get(i) + ".postgres.socket_dir", pgs.get(i).dataDir().toString());
             conf.put("site." + sites.get(i) + ".gcs.port", Integer.toString(gcsPorts.get(i)));
             conf.put("site." + sites.get(i) + ".proxy.port", Integer.toString(LocalPostgres.freePort()));
         }

@@ -154,6 +154,7 @@ public final class WriteSetWanBench {
         List<Integer> gcsPorts = GcsSettings.freePorts(n);
         for (int i = 0; i < n; i++) {
             conf.put("site." + sites.get(i) + ".postgres.port", Integer.toString(pgs.get(i).port()));
+            conf.put("site." + sites.get(i) + ".postgres.socket_dir", pgs.get(i).dataDir().toString());
             conf.put("site." + sites.get(i) + ".gcs.port", Integer.toString(gcsPorts.get(i)));
             conf.put("site." + sites.get(i) + ".proxy.port", Integer.toString(LocalPostgres.freePort()));
         }

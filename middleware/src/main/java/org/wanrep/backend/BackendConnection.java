@@ -47,14 +47,7 @@ public final class BackendConnection implements AutoCloseable {
      * database (e.g. the client's application_name, DateStyle, TimeZone).
      */
     public static BackendConnection open(BackendTarget t, String database, Map<String, String> startupParams) throws IOException {
-        Socket s = new Socket();
-        try {
-            s.connect(new InetSocketAddress(t.host(), t.port()), 10_000);
-        } catch (IOException e) {
-            s.close();
-            throw new BackendException("cannot reach PostgreSQL at " + t.host() + ":" + t.port() + ": " + e.getMessage(), e);
-        }
-        BackendConnection c = new BackendConnection(new WireStream(s), t, database);
+        BackendConnection c = new BackendConnection(connect(t, 10_000), t, database);
         try {
             c.startup(startupParams);
         } catch (IOException | RuntimeException e) {
@@ -62,6 +55,28 @@ public final class BackendConnection implements AutoCloseable {
             throw e;
         }
         return c;
+    }
+
+    /** A connection to the replica: its Unix-domain socket if configured, else TCP. */
+    private static WireStream connect(BackendTarget t, int timeoutMs) throws IOException {
+        if (t.socketFile() != null) {
+            java.nio.channels.SocketChannel ch = java.nio.channels.SocketChannel.open(java.net.StandardProtocolFamily.UNIX);
+            try {
+                ch.connect(java.net.UnixDomainSocketAddress.of(t.socketFile()));
+            } catch (IOException e) {
+                ch.close();
+                throw new BackendException("cannot reach PostgreSQL at " + t.socketFile() + ": " + e.getMessage(), e);
+            }
+            return new WireStream(ch);
+        }
+        Socket s = new Socket();
+        try {
+            s.connect(new InetSocketAddress(t.host(), t.port()), timeoutMs);
+        } catch (IOException e) {
+            s.close();
+            throw new BackendException("cannot reach PostgreSQL at " + t.host() + ":" + t.port() + ": " + e.getMessage(), e);
+        }
+        return new WireStream(s);
     }
 
     private void startup(Map<String, String> extra) throws IOException {
@@ -230,12 +245,10 @@ public final class BackendConnection implements AutoCloseable {
 
     /** Sends a CancelRequest for this backend on a new connection (what a client's cancel maps to). */
     public void cancel() {
-        try (Socket s = new Socket()) {
-            s.connect(new InetSocketAddress(target.host(), target.port()), 5_000);
-            WireStream w = new WireStream(s);
+        try (WireStream w = connect(target, 5_000)) {
             w.writeStartupPacket(new PayloadWriter().int32(80877102).int32(pid).int32(secretKey).bytes());
             w.flush();
-            s.getInputStream().read();   // the server closes the connection when done
+            w.rawInput().read();   // the server closes the connection when done
         } catch (IOException ignored) {
             // best effort, as in PostgreSQL
         }

@@ -30,6 +30,7 @@ public final class Settings {
             Setting.of("gcs.ack_interval_ms", "2", "minimum interval between stability acknowledgements"),
             Setting.of("postgres.host", "127.0.0.1", "this site's PostgreSQL replica"),
             Setting.of("postgres.port", "5432", "port of this site's PostgreSQL replica"),
+            Setting.of("postgres.socket_dir", "", "Unix-domain socket directory of the replica on this host (empty: TCP); cheaper per message than loopback TCP"),
             Setting.of("postgres.user", "postgres", "user the proxy connects to its replica as"),
             Setting.of("postgres.password", "", "password of postgres.user (empty: none)"),
             Setting.of("users", "postgres:trust", "client users: comma-separated name:method[:password], method trust, md5 or scram-sha-256"));

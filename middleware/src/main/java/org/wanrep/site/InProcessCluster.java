@@ -48,6 +48,7 @@ public final class InProcessCluster implements AutoCloseable {
                 pgs.add(pg);
                 String s = sites.get(i);
                 conf.put("site." + s + ".postgres.port", Integer.toString(pg.port()));
+                conf.put("site." + s + ".postgres.socket_dir", pg.dataDir().toString());   // the proxy's own connections: Unix socket
                 conf.put("site." + s + ".gcs.port", Integer.toString(gcsPorts.get(i)));
                 conf.put("site." + s + ".proxy.port", Integer.toString(LocalPostgres.freePort()));
             }

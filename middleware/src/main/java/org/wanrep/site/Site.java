@@ -87,7 +87,8 @@ public final class Site implements AutoCloseable {
         List<String> sites = sites(cluster);
         if (!sites.contains(name)) throw new Config.ConfigException("site '" + name + "' is not one of " + sites);
         Config c = cluster.forSite(name);
-        BackendTarget target = new BackendTarget(c.get("postgres.host"), c.getInt("postgres.port"), c.get("postgres.user"), c.get("postgres.password"));
+        BackendTarget target = new BackendTarget(c.get("postgres.host"), c.getInt("postgres.port"), c.get("postgres.user"), c.get("postgres.password"),
+                c.get("postgres.socket_dir"));
         ExecutionPolicy policy;
         try {
             policy = new ExecutionPolicy(ExecutionPolicy.kind(c.get("execution")), sites, primaries(cluster));

@@ -17,18 +17,23 @@ public final class WireStream implements AutoCloseable {
     /** Larger messages are refused: a corrupt length must not allocate gigabytes. */
     public static final int MAX_MESSAGE = 1 << 30;
 
-    private final Socket socket;
+    private final AutoCloseable connection;
     private final DataInputStream in;
     private final OutputStream out;
 
     public WireStream(Socket socket) throws IOException {
-        this.socket = socket;
+        this.connection = socket;
         socket.setTcpNoDelay(true);
         this.in = new DataInputStream(new BufferedInputStream(socket.getInputStream(), 1 << 16));
         this.out = new BufferedOutputStream(socket.getOutputStream(), 1 << 16);
     }
 
-    public Socket socket() { return socket; }
+    /** Over a connected, blocking channel (a Unix-domain socket to PostgreSQL on this host). */
+    public WireStream(java.nio.channels.SocketChannel channel) {
+        this.connection = channel;
+        this.in = new DataInputStream(new BufferedInputStream(java.nio.channels.Channels.newInputStream(channel), 1 << 16));
+        this.out = new BufferedOutputStream(java.nio.channels.Channels.newOutputStream(channel), 1 << 16);
+    }
 
     /** Reads one typed message; EOFException when the peer closed. */
     public WireMessage read() throws IOException {
@@ -79,8 +84,8 @@ public final class WireStream implements AutoCloseable {
 
     @Override public void close() {
         try {
-            socket.close();
-        } catch (IOException ignored) {
+            connection.close();
+        } catch (Exception ignored) {
             // closing: nothing to do
         }
     }

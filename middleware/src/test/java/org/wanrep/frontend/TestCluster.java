@@ -41,6 +41,7 @@ final class TestCluster implements AutoCloseable {
             pgs.add(pg);
             String s = sites.get(i);
             m.put("site." + s + ".postgres.port", Integer.toString(pg.port()));
+            m.put("site." + s + ".postgres.socket_dir", pg.dataDir().toString());
             m.put("site." + s + ".gcs.port", Integer.toString(gcsPorts.get(i)));
             m.put("site." + s + ".proxy.port", Integer.toString(proxyPorts.get(i)));
         }
