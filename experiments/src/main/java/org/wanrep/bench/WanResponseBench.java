@@ -93,67 +93,17 @@ public final class WanResponseBench {
 
     private List<SiteResult> runMode(String delivery, LatencyMatrix matrix, List<LocalPostgres> pgs, double execP50) throws Exception {
         List<String> sites = matrix.sites();
-        Map<String, String> conf = new LinkedHashMap<>();
-        conf.put("cluster.name", "wanbench-" + System.nanoTime());
-        conf.put("sites", String.join(",", sites));
-        conf.put("latency_matrix", matrixName);
+        Map<String, String> conf = OpenLoopUpdates.clusterConfig("wanbench", sites, matrixName, pgs);
         conf.put("delivery", delivery);
-        List<Integer> gcsPorts = GcsSettings.freePorts(sites.size());
-        for (int i = 0; i < sites.size(); i++) {
-            conf.put("site." + sites.get(i) + ".postgres.port", Integer.toString(pgs.get(i).port()));
-            conf.put("site." + sites.get(i) + ".postgres.socket_dir", pgs.get(i).dataDir().toString());
-            conf.put("site." + sites.get(i) + ".gcs.port", Integer.toString(gcsPorts.get(i)));
-            conf.put("site." + sites.get(i) + ".proxy.port", Integer.toString(LocalPostgres.freePort()));
-        }
         Config config = Config.build(conf, List.of());
         out.printf("%s: starting %d sites on %s...%n", delivery, sites.size(), matrixName);
-        List<Site> running = startAll(config, sites);
+        List<Site> running = Site.startAll(config, sites, Duration.ofSeconds(90));
         try {
-            try (Connection c = connect(running.get(0))) {
+            try (Connection c = OpenLoopUpdates.connect(running.get(0))) {
                 SYNTHETIC.load(c, null);   // through the proxy: replicated DDL and load
             }
-            awaitQuiet(running);
-            List<BlockingQueue<Connection>> conns = new ArrayList<>();
-            for (Site s : running) {
-                BlockingQueue<Connection> q = new ArrayBlockingQueue<>(8);
-                for (int k = 0; k < 8; k++) q.add(connect(s));
-                conns.add(q);
-            }
-            List<Histogram> hs = new ArrayList<>();
-            for (int i = 0; i < sites.size(); i++) hs.add(new Histogram(3));
-            int total = warmup + txns;
-            CountDownLatch done = new CountDownLatch(total);
-            AtomicInteger errors = new AtomicInteger();
-            long start = System.nanoTime(), interval = (long) (1e9 / rate);
-            Random r = new Random(42);
-            for (int k = 0; k < total; k++) {
-                long due = start + k * interval;
-                long wait = due - System.nanoTime();
-                if (wait > 0) LockSupport.parkNanos(wait);
-                int site = k % sites.size();
-                String sql = SYNTHETIC.updateSql(r);
-                boolean measured = k >= warmup;
-                Thread.ofVirtual().start(() -> {
-                    Connection c = null;
-                    try {
-                        c = conns.get(site).take();
-                        try (Statement st = c.createStatement()) {
-                            st.execute(sql);
-                        }
-                        long us = (System.nanoTime() - due) / 1000;   // from the scheduled time: queueing counts
-                        if (measured) synchronized (hs.get(site)) { hs.get(site).recordValue(us); }
-                    } catch (Exception e) {
-                        errors.incrementAndGet();
-                    } finally {
-                        if (c != null) conns.get(site).add(c);
-                        done.countDown();
-                    }
-                });
-                if ((k + 1) % Math.max(1, (int) rate * 5) == 0) out.printf("  %s: %d/%d submitted%n", delivery, k + 1, total);
-            }
-            done.await();
-            if (errors.get() > 0) throw new IllegalStateException(errors.get() + " transactions failed");
-            for (BlockingQueue<Connection> q : conns) for (Connection c : q) c.close();
+            OpenLoopUpdates.awaitQuiet(running);
+            List<Histogram> hs = List.of(OpenLoopUpdates.run(running, rate, warmup + txns, warmup, (k, site, r) -> SYNTHETIC.updateSql(r), delivery, out));
             DeliveryBound bound = new DeliveryBound(matrix, config.get("sequencer") == null ? sites.get(0) : config.get("sequencer"));
             Delivery d = Site.delivery(config);
             List<SiteResult> rs = new ArrayList<>();
@@ -167,42 +117,6 @@ public final class WanResponseBench {
         } finally {
             for (Site s : running) s.close();
         }
-    }
-
-    static List<Site> startAll(Config config, List<String> sites) throws Exception {
-        Site[] started = new Site[sites.size()];
-        Exception[] failed = new Exception[1];
-        List<Thread> ts = new ArrayList<>();
-        for (int i = 0; i < sites.size(); i++) {
-            int k = i;
-            ts.add(Thread.ofPlatform().start(() -> {
-                try {
-                    started[k] = Site.start(config, sites.get(k), Duration.ofSeconds(90));
-                } catch (Exception e) {
-                    failed[0] = e;
-                }
-            }));
-        }
-        for (Thread t : ts) t.join();
-        List<Site> out = new ArrayList<>();
-        for (Site s : started) if (s != null) out.add(s);
-        if (failed[0] != null) {
-            for (Site s : out) s.close();
-            throw failed[0];
-        }
-        return out;
-    }
-
-    static void awaitQuiet(List<Site> sites) throws InterruptedException {
-        long end = System.nanoTime() + 120_000_000_000L;
-        while (System.nanoTime() < end && !(sites.stream().allMatch(s -> s.engine().pending() == 0)
-                && sites.stream().map(s -> s.engine().lastGsn()).distinct().count() == 1)) Thread.sleep(20);
-    }
-
-    static Connection connect(Site s) throws Exception {
-        Properties p = new Properties();
-        p.setProperty("user", "postgres");
-        return DriverManager.getConnection("jdbc:postgresql://127.0.0.1:" + s.proxyPort() + "/postgres", p);
     }
 
     public static String table(List<SiteResult> rs) {

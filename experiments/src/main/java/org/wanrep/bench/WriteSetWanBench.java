@@ -143,73 +143,20 @@ public final class WriteSetWanBench {
     private Histogram[] runConfig(String name, String execution, int ownerShift, LatencyMatrix matrix, List<LocalPostgres> pgs) throws Exception {
         List<String> sites = matrix.sites();
         int n = sites.size();
-        Map<String, String> conf = new LinkedHashMap<>();
-        conf.put("cluster.name", "wsbench-" + System.nanoTime());
-        conf.put("sites", String.join(",", sites));
-        conf.put("latency_matrix", matrixName);
+        Map<String, String> conf = OpenLoopUpdates.clusterConfig("wsbench", sites, matrixName, pgs);
         conf.put("delivery", delivery);
         conf.put("execution", execution);
         for (int s = 0; s < n; s++)
             for (int k = 0; k < TABLES_PER_SITE; k++) conf.put("tables." + table(s, k) + ".primary", sites.get(s));
-        List<Integer> gcsPorts = GcsSettings.freePorts(n);
-        for (int i = 0; i < n; i++) {
-            conf.put("site." + sites.get(i) + ".postgres.port", Integer.toString(pgs.get(i).port()));
-            conf.put("site." + sites.get(i) + ".postgres.socket_dir", pgs.get(i).dataDir().toString());
-            conf.put("site." + sites.get(i) + ".gcs.port", Integer.toString(gcsPorts.get(i)));
-            conf.put("site." + sites.get(i) + ".proxy.port", Integer.toString(LocalPostgres.freePort()));
-        }
         Config config = Config.build(conf, List.of());
         out.printf("%s (%s delivery): starting %d sites on %s...%n", name, delivery, n, matrixName);
-        List<Site> running = WanResponseBench.startAll(config, sites);
+        List<Site> running = Site.startAll(config, sites, java.time.Duration.ofSeconds(90));
         try {
-            try (Connection c = WanResponseBench.connect(running.get(0)); Statement st = c.createStatement()) {
+            try (Connection c = OpenLoopUpdates.connect(running.get(0)); Statement st = c.createStatement()) {
                 load(st, n);   // through the proxy: replicated
             }
-            WanResponseBench.awaitQuiet(running);
-            List<BlockingQueue<Connection>> conns = new ArrayList<>();
-            for (Site s : running) {
-                BlockingQueue<Connection> q = new ArrayBlockingQueue<>(8);
-                for (int k = 0; k < 8; k++) q.add(WanResponseBench.connect(s));
-                conns.add(q);
-            }
-            Histogram[] hs = new Histogram[n];
-            for (int i = 0; i < n; i++) hs[i] = new Histogram(3);
-            int total = warmup + txns;
-            CountDownLatch done = new CountDownLatch(total);
-            AtomicInteger errors = new AtomicInteger();
-            AtomicReference<String> lastError = new AtomicReference<>();
-            long start = System.nanoTime(), interval = (long) (1e9 / rate);
-            Random r = new Random(42);
-            for (int k = 0; k < total; k++) {
-                long due = start + k * interval;
-                long wait = due - System.nanoTime();
-                if (wait > 0) LockSupport.parkNanos(wait);
-                int site = k % n;
-                String sql = updateSql((site + ownerShift) % n, r);
-                boolean measured = k >= warmup;
-                Thread.ofVirtual().start(() -> {
-                    Connection c = null;
-                    try {
-                        c = conns.get(site).take();
-                        try (Statement st = c.createStatement()) {
-                            st.execute(sql);
-                        }
-                        long us = (System.nanoTime() - due) / 1000;
-                        if (measured) synchronized (hs[site]) { hs[site].recordValue(us); }
-                    } catch (Exception e) {
-                        errors.incrementAndGet();
-                        lastError.set(e.getMessage());
-                    } finally {
-                        if (c != null) conns.get(site).add(c);
-                        done.countDown();
-                    }
-                });
-                if ((k + 1) % Math.max(1, (int) rate * 5) == 0) out.printf("  %s: %d/%d submitted%n", name, k + 1, total);
-            }
-            done.await();
-            for (BlockingQueue<Connection> q : conns) for (Connection c : q) c.close();
-            if (errors.get() > 0) throw new IllegalStateException(name + ": " + errors.get() + " transactions failed, e.g. " + lastError.get());
-            return hs;
+            OpenLoopUpdates.awaitQuiet(running);
+            return OpenLoopUpdates.run(running, rate, warmup + txns, warmup, (k, site, r) -> updateSql((site + ownerShift) % n, r), name, out);
         } finally {
             for (Site s : running) s.close();
         }

@@ -54,22 +54,7 @@ public final class InProcessCluster implements AutoCloseable {
             }
             config = Config.build(conf, List.of());
             if (out != null) out.printf("starting %d sites (%s delivery, latency matrix %s), waiting for the group...%n", sites.size(), config.get("delivery"), matrix);
-            Site[] started = new Site[sites.size()];
-            Exception[] failed = new Exception[1];
-            List<Thread> ts = new ArrayList<>();
-            for (int i = 0; i < sites.size(); i++) {
-                int k = i;
-                ts.add(Thread.ofPlatform().start(() -> {
-                    try {
-                        started[k] = Site.start(config, sites.get(k), Duration.ofSeconds(90));
-                    } catch (Exception e) {
-                        failed[0] = e;
-                    }
-                }));
-            }
-            for (Thread t : ts) t.join();
-            for (Site s : started) if (s != null) running.add(s);
-            if (failed[0] != null) throw failed[0];
+            running.addAll(Site.startAll(config, sites, Duration.ofSeconds(90)));
         } catch (Exception e) {
             close();
             throw e;

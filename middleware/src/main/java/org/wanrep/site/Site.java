@@ -153,6 +153,34 @@ public final class Site implements AutoCloseable {
         return m;
     }
 
+    /**
+     * Starts every site of {@code sites} in this process at once (each waits for a majority, so they
+     * cannot start one after another); on failure the ones that started are stopped again.
+     */
+    public static List<Site> startAll(Config cluster, List<String> sites, Duration joinTimeout) throws Exception {
+        Site[] started = new Site[sites.size()];
+        Exception[] failed = new Exception[1];
+        List<Thread> ts = new ArrayList<>();
+        for (int i = 0; i < sites.size(); i++) {
+            int k = i;
+            ts.add(Thread.ofPlatform().start(() -> {
+                try {
+                    started[k] = Site.start(cluster, sites.get(k), joinTimeout);
+                } catch (Exception e) {
+                    synchronized (failed) { if (failed[0] == null) failed[0] = e; }
+                }
+            }));
+        }
+        for (Thread t : ts) t.join();
+        List<Site> out = new ArrayList<>();
+        for (Site x : started) if (x != null) out.add(x);
+        if (failed[0] != null) {
+            for (Site x : out) x.close();
+            throw failed[0];
+        }
+        return out;
+    }
+
     public String name() { return name; }
     public int proxyPort() { return proxy.port(); }
     public ReplicationEngine engine() { return engine; }
