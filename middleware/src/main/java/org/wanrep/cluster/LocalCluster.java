@@ -97,8 +97,10 @@ public final class LocalCluster {
 
     private static Process startMiddleware(Path conf, String site, Path log) throws IOException {
         String java = ProcessHandle.current().info().command().orElse("java");
-        List<String> cmd = new ArrayList<>(List.of(java, "-Djava.net.preferIPv4Stack=true", "-Xmx512m", "-cp", System.getProperty("java.class.path"),
-                SITE_MAIN, "--config", conf.toString(), "--site", site));
+        List<String> cmd = new ArrayList<>(List.of(java, "-Djava.net.preferIPv4Stack=true", "-Xmx512m"));
+        String extra = System.getenv("WANREP_SITE_JAVA_OPTS");   // e.g. a collector or heap size for every site's JVM
+        if (extra != null && !extra.isBlank()) cmd.addAll(List.of(extra.trim().split("\\s+")));
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), SITE_MAIN, "--config", conf.toString(), "--site", site));
         Files.createDirectories(log.getParent());
         return new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
     }

@@ -281,6 +281,14 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             if (before != null && before.primary()) LOG.warn("site {} left the primary component ({}): update transactions fail until it is back", site, v);
             return;
         }
+        if (v.joined() && v.firstGsn() > lastGsn + 1) {
+            // back in the primary component (after a partition, or started late) without what the others
+            // ordered meanwhile: serving from this replica would silently diverge
+            fatal.accept("site " + site + " re-entered the primary component at GSN " + v.firstGsn() + " but last delivered GSN " + lastGsn
+                    + ": its replica lacks " + (v.firstGsn() - 1 - lastGsn) + " transactions the others committed. It stops; rebuild its replica"
+                    + " from another site's (state transfer is not implemented yet) and start it again.");
+            return;
+        }
         synchronized (this) {
             // write sets of transactions never delivered here: their executor delivered what we did not
             // (possible with agreed delivery only); all old-view deliveries are done, they cannot come
