@@ -39,6 +39,14 @@ public interface Workload {
     List<String> types();
 
     /**
+     * The workload as the emulator of site {@code site} runs it: the same one by default; a workload
+     * whose transactions or their labels depend on where they are submitted (the synthetic
+     * workload's local and remote writes under primary copy) returns a copy bound to that site.
+     * Every site's copy must have the same {@link #types()}.
+     */
+    default Workload forSite(String site) { return this; }
+
+    /**
      * The next transaction a client submits, drawn from its seeded random source. The emulator
      * never calls this concurrently on one instance.
      */
