@@ -132,7 +132,7 @@ public final class Experiments {
                 Curve.vsLoad("symmetric", "sym", "update"), Curve.vsLoad("primary copy LW", "pc", "update-lw"),
                 Curve.vsLoad("local copy", "lc", "update"), Curve.vsLoad("primary copy RW", "pc", "update-rw")));
         List<Double> bl = z.loads().contains(20.0) && z.loads().contains(40.0) ? List.of(20.0, 40.0) : z.loads().subList(0, Math.min(2, z.loads().size()));
-        Breakdown b = new Breakdown("fig3b", "Fig. 3b: where an update's time goes at " + bl.stream().map(Finding::num).toList() + " tps", bl, List.of(
+        Breakdown b = new Breakdown("fig3b", "Fig. 3b: where an update's time goes at " + String.join(" and ", bl.stream().map(Finding::num).toList()) + " tps", bl, List.of(
                 new Bar("(a)", "sym", "update"), new Bar("(b)LW", "pc", "update-lw"), new Bar("(b)RW", "pc", "update-rw"), new Bar("(c)", "lc", "update")));
         List<Finding> f = List.of(
                 new Finding.Ordered("the symmetric approach has the best response time throughout; primary-copy local writes are next, then local copy; "

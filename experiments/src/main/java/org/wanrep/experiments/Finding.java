@@ -117,7 +117,7 @@ public sealed interface Finding {
     /** Every value at x up to {@code upToX} (null: all) is at most {@code limitMs}; a saturated point there contradicts. */
     record Below(String study, List<String> curves, double limitMs, Double upToX) implements Finding {
         public String rule() {
-            return "every point of " + String.join(", ", curves) + (upToX == null ? "" : " up to " + num(upToX)) + " must keep up with a value at most "
+            return "every point of " + String.join(", ", curves) + (upToX == null ? "" : " up to " + num(upToX) + " tps") + " must keep up with a value at most "
                     + ms(limitMs) + " ms; each point above it, or saturated, contradicts";
         }
 
@@ -178,7 +178,7 @@ public sealed interface Finding {
      */
     record SlowGrowth(String study, List<String> curves, double maxFactor, double maxAddMs, Double upToX) implements Finding {
         public String rule() {
-            return "for each of " + String.join(", ", curves) + ", the value at its last point that kept up" + (upToX == null ? "" : " up to " + num(upToX))
+            return "for each of " + String.join(", ", curves) + ", the value at its last point that kept up" + (upToX == null ? "" : " up to " + num(upToX) + " tps")
                     + " must be at most " + num(maxFactor) + " times the value at its first point, or the first plus " + ms(maxAddMs)
                     + " ms, whichever is larger; more contradicts; fewer than two points is undecided";
         }
@@ -262,7 +262,7 @@ public sealed interface Finding {
     /** At each common point up to {@code upToX}, curve a stays within max(absMs, rel x b) of curve b. */
     record SmallGap(String study, String a, String b, double absMs, double rel, Double upToX) implements Finding {
         public String rule() {
-            return "at each point" + (upToX == null ? "" : " up to " + num(upToX)) + " where both kept up, " + a + " must be within " + ms(absMs) + " ms or "
+            return "at each point" + (upToX == null ? "" : " up to " + num(upToX) + " tps") + " where both kept up, " + a + " must be within " + ms(absMs) + " ms or "
                     + Math.round(rel * 100) + "% of " + b + ", whichever is larger; a larger gap contradicts";
         }
 
@@ -354,6 +354,9 @@ public sealed interface Finding {
         }
 
         public Evaluation evaluate(Results r) {
+            for (String setup : List.of(setupA, setupB))
+                if (!r.setupRan(setup))
+                    return new Evaluation(Verdict.INCONCLUSIVE, "not measured: " + setup + r.setupNotRunReason(setup).map(x -> " (" + x + ")").orElse(""));
             int n = r.experiment().siteCounts().get(r.experiment().siteCounts().size() - 1);
             Tally t = new Tally();
             StringBuilder s = new StringBuilder(setupA + " " + phaseA + " vs " + setupB + " " + phaseB + ": ");
@@ -378,6 +381,8 @@ public sealed interface Finding {
         }
 
         public Evaluation evaluate(Results r) {
+            Optional<Evaluation> missing = missingBars(r, breakdown, bars);
+            if (missing.isPresent()) return missing.get();
             Tally t = new Tally();
             StringBuilder s = new StringBuilder();
             for (String bar : bars)
@@ -399,6 +404,8 @@ public sealed interface Finding {
         }
 
         public Evaluation evaluate(Results r) {
+            Optional<Evaluation> missing = missingBars(r, breakdown, List.of(bar));
+            if (missing.isPresent()) return missing.get();
             Tally t = new Tally();
             StringBuilder s = new StringBuilder(bar + " " + part + ": ");
             for (Derived.BarValues v : barValues(r, breakdown, bar)) {
@@ -418,6 +425,8 @@ public sealed interface Finding {
 
         public Evaluation evaluate(Results r) {
             Breakdown b = (Breakdown) r.experiment().panel(breakdown);
+            Optional<Evaluation> missing = missingBars(r, breakdown, b.bars().stream().map(Experiment.Bar::label).toList());
+            if (missing.isPresent()) return missing.get();
             Tally t = new Tally();
             StringBuilder s = new StringBuilder();
             for (Experiment.Bar bar : b.bars()) {
@@ -444,6 +453,8 @@ public sealed interface Finding {
 
         public Evaluation evaluate(Results r) {
             Breakdown p = (Breakdown) r.experiment().panel(breakdown);
+            Optional<Evaluation> missing = missingBars(r, breakdown, List.of(bar, a, b));
+            if (missing.isPresent()) return missing.get();
             int n = r.experiment().siteCounts().get(r.experiment().siteCounts().size() - 1);
             Tally t = new Tally();
             StringBuilder s = new StringBuilder();
@@ -519,11 +530,30 @@ public sealed interface Finding {
         return vs;
     }
 
+    /** Inconclusive when the setup of one of a breakdown's bars never ran. */
+    private static Optional<Evaluation> missingBars(Results r, String breakdown, List<String> labels) {
+        Breakdown p = (Breakdown) r.experiment().panel(breakdown);
+        Map<String, List<String>> gone = new java.util.LinkedHashMap<>();
+        for (String label : labels) {
+            Experiment.Bar bar = p.bars().stream().filter(x -> x.label().equals(label)).findFirst()
+                    .orElseThrow(() -> new IllegalArgumentException(breakdown + ": no bar " + label));
+            if (!r.setupRan(bar.setup())) gone.computeIfAbsent(r.setupNotRunReason(bar.setup()).orElse(""), k -> new ArrayList<>()).add(label);
+        }
+        return gone.isEmpty() ? Optional.empty() : Optional.of(new Evaluation(Verdict.INCONCLUSIVE, notMeasured(gone)));
+    }
+
     /** Inconclusive when one of the curves never ran (its setup could not start). */
     private static Optional<Evaluation> missing(Results r, List<String> curves) {
-        List<String> gone = new ArrayList<>();
-        for (String c : curves) if (!r.ran(c)) gone.add(c + r.notRunReason(c).map(x -> " (" + x + ")").orElse(""));
-        return gone.isEmpty() ? Optional.empty() : Optional.of(new Evaluation(Verdict.INCONCLUSIVE, "not measured: " + String.join("; ", gone)));
+        Map<String, List<String>> gone = new java.util.LinkedHashMap<>();
+        for (String c : curves) if (!r.ran(c)) gone.computeIfAbsent(r.notRunReason(c).orElse(""), k -> new ArrayList<>()).add(c);
+        return gone.isEmpty() ? Optional.empty() : Optional.of(new Evaluation(Verdict.INCONCLUSIVE, notMeasured(gone)));
+    }
+
+    /** "not measured: a, b (why); c (why)". */
+    private static String notMeasured(Map<String, List<String>> byReason) {
+        List<String> parts = new ArrayList<>();
+        byReason.forEach((why, what) -> parts.add(String.join(", ", what) + (why.isEmpty() ? "" : " (" + why + ")")));
+        return "not measured: " + String.join("; ", parts);
     }
 
     private static TreeSet<Double> common(List<TreeMap<Double, Double>> vs) {

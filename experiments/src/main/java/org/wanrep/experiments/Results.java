@@ -116,9 +116,13 @@ public record Results(Experiment experiment, String startedAt, double seconds, L
     }
 
     /** Why a curve's setup did not run, if it did not. */
-    public Optional<String> notRunReason(String curveLabel) {
-        Curve c = experiment.curve(curveLabel);
-        return rows.stream().filter(r -> r.setup.equals(c.setup()) && r.status == Status.NOT_RUN).map(Row::note).findFirst();
+    public Optional<String> notRunReason(String curveLabel) { return setupNotRunReason(experiment.curve(curveLabel).setup()); }
+
+    /** Whether any point of a setup ran at all. */
+    public boolean setupRan(String setup) { return rows.stream().anyMatch(r -> r.setup.equals(setup) && r.status != Status.NOT_RUN); }
+
+    public Optional<String> setupNotRunReason(String setup) {
+        return rows.stream().filter(r -> r.setup.equals(setup) && r.status == Status.NOT_RUN).map(Row::note).findFirst();
     }
 
     private record Point(double x, int sites, double load) {}

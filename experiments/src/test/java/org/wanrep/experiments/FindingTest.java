@@ -216,6 +216,14 @@ class FindingTest {
         assertThat(verdict(new Finding.Nearer("s", "bd", "c", "lw", "rw", List.of("lw", "lw")), r)).isEqualTo(Verdict.AGREES);
         assertThat(verdict(new Finding.PhaseShorter("s", "a", "delivery", "b", "delivery"), r)).isEqualTo(Verdict.AGREES);
         assertThat(verdict(new Finding.PhaseShorter("s", "b", "delivery", "a", "delivery"), r)).isEqualTo(Verdict.DIFFERS);
+
+        // a bar whose setup never ran leaves every finding about it inconclusive, even when the other bars agree
+        d.rows.removeIf(x -> x.setup().equals("b"));
+        d.notRun("b");
+        Results partial = d.results();
+        assertThat(verdict(new Finding.PartShare("s", "bd", List.of("a", "lw"), "execution", 0, 0.2), partial)).isEqualTo(Verdict.INCONCLUSIVE);
+        assertThat(new Finding.BarsGrow("s", "bd").evaluate(partial).ours()).contains("not measured: lw, rw (not run: no write sets)");
+        assertThat(verdict(new Finding.PhaseShorter("s", "a", "delivery", "b", "delivery"), partial)).isEqualTo(Verdict.INCONCLUSIVE);
     }
 
     @Test void theOptSafeOverlapIsTheExecutionBeforeTheFinalDelivery() {
