@@ -38,12 +38,12 @@ public final class ExperimentFiles {
         Files.createDirectories(dir);
         Experiment e = r.experiment();
         StringBuilder p = new StringBuilder("experiment,variant,setup,execution,delivery,queries,sites,load_tps,type,status,saturated,measured,committed,aborts,"
-                + "retries,throughput_tps,mean_ms,p50_ms,p90_ms,p99_ms,max_ms,note\n");
+                + "retries,throughput_tps,mean_ms,p50_ms,p90_ms,p99_ms,max_ms,other_cores,note\n");
         for (Results.Row x : r.rows()) {
             Setup s = e.setup(x.setup());
             p.append(csv(e.name(), e.variant(), x.setup(), s.execution(), s.delivery(), s.queries(), x.sites(), x.load(), x.type(), x.status().name().toLowerCase(Locale.ROOT),
                     x.status().saturated(), x.measured(), x.committed(), x.aborts(), x.retries(), x.throughputTps(), x.meanMs(), x.p50Ms(), x.p90Ms(), x.p99Ms(),
-                    x.maxMs(), x.note()));
+                    x.maxMs(), x.otherCores(), x.note()));
         }
         Files.writeString(dir.resolve("points.csv"), p);
 
@@ -163,12 +163,13 @@ public final class ExperimentFiles {
         b.append("| setup | sites | replicas |\n|---|---|---|\n");
         for (Results.Check c : r.checks()) b.append("| ").append(c.setup()).append(" | ").append(c.sites()).append(" | ").append(c.verdict()).append(" |\n");
 
-        b.append("\n## All points\n\n| setup | sites | load | type | status | measured | aborts | tput/s | p50 | p90 | p99 | mean | note |\n")
-                .append("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        b.append("\n## All points\n\nTimes in ms; `others` is how many cores other processes on this machine kept busy during the point.\n\n")
+                .append("| setup | sites | load | type | status | measured | aborts | tput/s | p50 | p90 | p99 | mean | others | note |\n")
+                .append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (Results.Row x : r.rows())
-            b.append(String.format(Locale.ROOT, "| %s | %d | %s | %s | %s | %d | %d | %s | %s | %s | %s | %s | %s |%n", x.setup(), x.sites(), Finding.num(x.load()), x.type(),
+            b.append(String.format(Locale.ROOT, "| %s | %d | %s | %s | %s | %d | %d | %s | %s | %s | %s | %s | %s | %s |%n", x.setup(), x.sites(), Finding.num(x.load()), x.type(),
                     x.status().name().toLowerCase(Locale.ROOT), x.measured(), x.aborts(), cell(x.throughputTps()), cell(x.p50Ms()), cell(x.p90Ms()), cell(x.p99Ms()),
-                    cell(x.meanMs()), x.note().replace("|", "/")));
+                    cell(x.meanMs()), Double.isNaN(x.otherCores()) ? "-" : String.format(Locale.ROOT, "%.2f", x.otherCores()), x.note().replace("|", "/")));
 
         if (!e.notes().isEmpty()) {
             b.append("\n## Notes\n\n");
@@ -182,7 +183,8 @@ public final class ExperimentFiles {
     }
 
     private static void linesTable(StringBuilder b, Results r, Lines l) {
-        b.append("Response time ").append(l.metric().name().toLowerCase(Locale.ROOT)).append(" in ms; `sat.` saturated, `skip` not run after a saturated point, `-` not run.\n\n");
+        b.append("Response time ").append(l.metric().name().toLowerCase(Locale.ROOT)).append(" in ms; `sat.` saturated, `skip` not run after a saturated point, ")
+                .append("`dist.` disturbed by other work on the machine (left out), `-` not run.\n\n");
         b.append("| ").append(l.x() == Axis.LOAD ? "load (tps)" : "sites");
         for (Curve c : l.curves()) b.append(" | ").append(c.label());
         b.append(" |\n|---");
@@ -200,6 +202,7 @@ public final class ExperimentFiles {
                     case SATURATED -> "sat.";
                     case SKIPPED -> "skip";
                     case NOT_RUN -> "-";
+                    case DISTURBED -> "dist.";
                     case OK -> "n/a";
                 }).orElse("-"));
             }

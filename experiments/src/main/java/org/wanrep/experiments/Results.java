@@ -33,17 +33,21 @@ public record Results(Experiment experiment, String startedAt, double seconds, L
         /** not run: the same setup saturated at a lower load, or its cluster was still busy */
         SKIPPED,
         /** not run: the setup could not start (e.g. a policy not available in this build) */
-        NOT_RUN;
+        NOT_RUN,
+        /** ran, twice, but other processes on this machine took much of its CPU both times: left out of the findings */
+        DISTURBED;
 
         public boolean saturated() { return this == SATURATED || this == SKIPPED; }
     }
 
     /**
      * One point (setup, sites, load) and one transaction type ({@code all} for every type), over the
-     * measured transactions of every site. Times in ms from each transaction's due time; NaN when not run.
+     * measured transactions of every site. Times in ms from each transaction's due time; NaN when not
+     * run. {@code otherCores}: how many cores other processes on this machine kept busy on average
+     * while the point ran (NaN when unknown).
      */
     public record Row(String setup, int sites, double load, String type, Status status, long measured, long committed, long aborts, long retries,
-                      double throughputTps, double meanMs, double p50Ms, double p90Ms, double p99Ms, double maxMs, String note) {
+                      double throughputTps, double meanMs, double p50Ms, double p90Ms, double p99Ms, double maxMs, double otherCores, String note) {
         public boolean ok() { return status == Status.OK; }
 
         public double metric(Metric m) {
@@ -55,7 +59,7 @@ public record Results(Experiment experiment, String startedAt, double seconds, L
         }
 
         static Row notRun(String setup, int sites, double load, String type, Status status, String note) {
-            return new Row(setup, sites, load, type, status, 0, 0, 0, 0, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, note);
+            return new Row(setup, sites, load, type, status, 0, 0, 0, 0, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, note);
         }
     }
 

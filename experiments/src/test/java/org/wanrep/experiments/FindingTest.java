@@ -75,7 +75,7 @@ class FindingTest {
         Results results() { return new Results(e, "now", 1, rows, phases, List.of()); }
 
         private static Results.Row row(String setup, int sites, double load, String type, Status st, double ms) {
-            return new Results.Row(setup, sites, load, type, st, 100, 100, 0, 0, load, ms, ms, ms, ms, ms, "");
+            return new Results.Row(setup, sites, load, type, st, 100, 100, 0, 0, load, ms, ms, ms, ms, ms, 0, "");
         }
     }
 
@@ -112,6 +112,12 @@ class FindingTest {
         Finding.Evaluation ev = new Finding.Ordered("s", List.of("A", "B"), false).evaluate(r);
         assertThat(ev.verdict()).isEqualTo(Verdict.INCONCLUSIVE);
         assertThat(ev.ours()).contains("not measured: B (not run: no write sets)");
+
+        // a point disturbed by other work on the machine is neither a value nor a saturation
+        Data dist = new Data().ok("a", 10, "update", 40).ok("a", 20, "update", 50);
+        dist.rows.replaceAll(x -> x.load() == 20 ? new Results.Row(x.setup(), x.sites(), x.load(), x.type(), Status.DISTURBED, 1, 1, 0, 0, 1, 9, 9, 9, 9, 9, 1.5, "disturbed") : x);
+        assertThat(dist.results().values("A")).containsOnlyKeys(10.0);
+        assertThat(dist.results().saturatedAt("A")).isEmpty();
 
         Results sat = new Data().ok("a", 10, "update", 40).ok("b", 10, "update", 60).ok("a", 20, "update", 50).saturated("b", 4, 20).results();
         assertThat(sat.values("B")).containsOnlyKeys(10.0);
