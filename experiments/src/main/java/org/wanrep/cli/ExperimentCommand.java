@@ -63,7 +63,7 @@ public final class ExperimentCommand implements Runnable {
             double est = es.stream().mapToDouble(Experiment::estimatedSeconds).sum();
             System.out.printf("running %s (%s): about %s%n", es.stream().map(Experiment::name).toList(), quick ? "quick" : "full", ExperimentRunner.duration(est));
             ExperimentRunner runner = new ExperimentRunner(new ExperimentRunner.Options(out, seed, org.wanrep.emulator.EmulatorConfig.DEFAULT_CONNECTIONS,
-                    Duration.ofSeconds(progress)), System.out);
+                    Duration.ofSeconds(progress), ExperimentRunner.ATTEMPTS), System.out);
             StringBuilder summary = new StringBuilder("# Experiments: the study's findings beside ours\n\n");
             boolean consistent = true;
             for (Experiment e : es) {

@@ -49,15 +49,20 @@ public final class ExperimentRunner {
      * the point is run once more, and if that is disturbed too, it is left out of the findings.
      */
     public static final double DISTURBED_CORES = 0.5;
-    static final int ATTEMPTS = 2;
+    public static final int ATTEMPTS = 2;
 
     /**
      * @param out          where the experiment's directory goes ({@code OUT/NAME})
      * @param seed         workload seed; every point uses it, so setups see the same transactions
      * @param connections  client connections per site's emulator
+     * @param attempts     runs of a point disturbed by other processes (more than {@link #DISTURBED_CORES} cores) before it is left out
      */
-    public record Options(Path out, long seed, int connections, Duration progressEvery) {
-        public static Options defaults(Path out) { return new Options(out, 1, EmulatorConfig.DEFAULT_CONNECTIONS, Duration.ofSeconds(10)); }
+    public record Options(Path out, long seed, int connections, Duration progressEvery, int attempts) {
+        public Options {
+            if (attempts < 1) throw new IllegalArgumentException("attempts must be >= 1");
+        }
+
+        public static Options defaults(Path out) { return new Options(out, 1, EmulatorConfig.DEFAULT_CONNECTIONS, Duration.ofSeconds(10), ATTEMPTS); }
     }
 
     private final Options o;
@@ -170,11 +175,11 @@ public final class ExperimentRunner {
     private Point runPointAttempts(Experiment e, Setup s, Cluster c, SyntheticWorkload w, int n, double load, List<String> types, int done, Path dir)
             throws Exception {
         Point best = null;
-        for (int attempt = 1; attempt <= ATTEMPTS; attempt++) {
+        for (int attempt = 1; attempt <= o.attempts(); attempt++) {
             Point p = runPoint(e, s, c, w, n, load, types, done);
             if (best == null || !(p.otherCores >= best.otherCores)) best = p;
             if (!(p.otherCores > DISTURBED_CORES)) break;
-            if (attempt < ATTEMPTS) {
+            if (attempt < o.attempts()) {
                 out.printf(Locale.ROOT, "  other processes kept %.2f cores busy during this point: running it again%n", p.otherCores);
                 c.awaitQuiescent(Duration.ofMillis((long) e.capMs() + 60_000));
             }
@@ -184,7 +189,7 @@ public final class ExperimentRunner {
             List<Results.Row> rows = best.rows.stream().map(r -> new Results.Row(r.setup(), r.sites(), r.load(), r.type(), Status.DISTURBED, r.measured(),
                     r.committed(), r.aborts(), r.retries(), r.throughputTps(), r.meanMs(), r.p50Ms(), r.p90Ms(), r.p99Ms(), r.maxMs(), r.otherCores(),
                     r.note().isEmpty() ? why : why + "; " + r.note())).toList();
-            out.printf("  %s: left out of the findings%n", why);
+            out.printf("  %s%s: left out of the findings%n", why, o.attempts() > 1 ? " in every attempt" : "");
             best = new Point(Status.DISTURBED, rows, best.phases, best.otherCores, best.raw);
         }
         ResultFiles.write(best.raw, dir.resolve("points").resolve(String.format(Locale.ROOT, "%s-%dsites-%stps", s.id(), n, Finding.num(load))));
