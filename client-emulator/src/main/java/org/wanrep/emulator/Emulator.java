@@ -46,6 +46,8 @@ public final class Emulator implements AutoCloseable {
     /** Probe calls run here, in order, so that the schedule never waits for them. */
     private final ExecutorService admin = Executors.newSingleThreadExecutor(Thread.ofVirtual().name("emulator-admin").factory());
     private final AtomicBoolean windowOpened = new AtomicBoolean(), windowClosed = new AtomicBoolean();
+    /** Set by {@link #stop}: submit nothing more, stop waiting for answers. */
+    private volatile boolean stopped;
     private CompletableFuture<Void> reset = CompletableFuture.completedFuture(null);
     private CompletableFuture<List<PhaseRow>> phases;
     private ConnectionPool pool;
@@ -55,7 +57,7 @@ public final class Emulator implements AutoCloseable {
     public Emulator(SiteTarget target, EmulatorConfig cfg) {
         this.target = target;
         this.cfg = cfg;
-        this.workload = cfg.workload();
+        this.workload = cfg.workload().forSite(target.name());
         this.log = new TxnLog(target.name(), workload.types(), cfg.transactions(), cfg.warmup(), cfg.cooldown(), EmulatorConfig.LATE_START.toNanos());
     }
 
@@ -86,7 +88,10 @@ public final class Emulator implements AutoCloseable {
             case Load.Open o -> runOpen(o, startNanos, base);
             case Load.Closed c -> runClosed(c, base);
         }
-        log.awaitFinished(cfg.drainTimeout().toNanos());
+        long drainEnd = System.nanoTime() + cfg.drainTimeout().toNanos();
+        while (!stopped && !log.awaitFinished(Math.min(STOP_POLL_NANOS, drainEnd - System.nanoTime())) && System.nanoTime() < drainEnd) {
+            // waiting for the answers, unless stopped
+        }
         log.close();
         closeWindow(System.nanoTime());   // when nothing is discarded at the end, the window closes with the last answer
         List<PhaseRow> rows = List.of();
@@ -100,16 +105,26 @@ public final class Emulator implements AutoCloseable {
         return Statistics.of(target.name(), target.jdbcUrl(), cfg.load().describe(), rate, List.of(log), rows, note);
     }
 
+    private static final long STOP_POLL_NANOS = 100_000_000L;
+
+    /**
+     * Stops the run early (a saturated system, say): no further transaction is submitted, and the
+     * run returns without waiting for the answers still out; those count as unfinished.
+     */
+    public void stop() { stopped = true; }
+
+    public boolean stopped() { return stopped; }
+
     private void runOpen(Load.Open o, long startNanos, Random base) {
         int n = cfg.transactions();
         long[] offsets = o.arrivals().schedule(n, o.rateTps(), new Random(base.nextLong()));
         // one client: the same source for every transaction of the run (Workload.next keys client state on it)
         Random r = new Random(base.nextLong());
         long origin = startNanos + o.offset().toNanos();
-        for (int k = 0; k < n; k++) {
+        for (int k = 0; k < n && !stopped; k++) {
             long due = origin + offsets[k];
-            for (long wait; (wait = due - System.nanoTime()) > 0; ) LockSupport.parkNanos(wait);
-            submit(k, next(r), due, null);
+            for (long wait; (wait = due - System.nanoTime()) > 0 && !stopped; ) LockSupport.parkNanos(Math.min(wait, STOP_POLL_NANOS));
+            if (!stopped) submit(k, next(r), due, null);
         }
     }
 
@@ -131,7 +146,7 @@ public final class Emulator implements AutoCloseable {
                 Duration think = fixedThink != null ? fixedThink : thinkTime(r);
                 if (!think.isZero()) Thread.sleep(think);
                 int k = counter.getAndIncrement();
-                if (k >= cfg.transactions()) return;
+                if (k >= cfg.transactions() || stopped) return;
                 CompletableFuture<Void> answered = new CompletableFuture<>();
                 submit(k, next(r), System.nanoTime(), () -> answered.complete(null));
                 answered.get(cfg.drainTimeout().toNanos(), TimeUnit.NANOSECONDS);

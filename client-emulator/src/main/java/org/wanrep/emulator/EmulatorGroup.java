@@ -27,6 +27,17 @@ public final class EmulatorGroup {
     private final PrintStream out;
     private final Duration progressEvery;
 
+    /**
+     * Looks at the run while it goes on (about once a second) and may stop it: returns why the run
+     * should stop (a saturated system, say), or null to go on.
+     */
+    @FunctionalInterface
+    public interface Watchdog {
+        String check(Emulator.Progress total, double elapsedSeconds);
+
+        Watchdog NONE = (p, s) -> null;
+    }
+
     /** {@code total} carries the load of the whole run; transactions and connections are per emulator. */
     public EmulatorGroup(List<SiteTarget> targets, EmulatorConfig total, PrintStream out, Duration progressEvery) {
         if (targets.isEmpty()) throw new IllegalArgumentException("no sites to emulate clients for");
@@ -36,7 +47,13 @@ public final class EmulatorGroup {
         this.progressEvery = progressEvery;
     }
 
-    public RunResult run() throws SQLException, InterruptedException {
+    public RunResult run() throws SQLException, InterruptedException { return run(Watchdog.NONE); }
+
+    /**
+     * Runs the emulators; when {@code watchdog} gives a reason, every emulator stops submitting and
+     * the run ends without waiting for answers still out; the reason is in the settings as {@code stopped}.
+     */
+    public RunResult run(Watchdog watchdog) throws SQLException, InterruptedException {
         int n = targets.size();
         List<Emulator> es = new ArrayList<>();
         for (int i = 0; i < n; i++) es.add(new Emulator(targets.get(i), total.shareOf(i, n)));
@@ -61,7 +78,7 @@ public final class EmulatorGroup {
                 runners.add(t);
                 t.start();
             }
-            watch(es, runners, start);
+            String stopped = watch(es, runners, start, watchdog);
             if (failed.get() != null) throw new IllegalStateException("emulator failed: " + failed.get(), failed.get());
             SiteResult all = null;
             if (n > 1) {
@@ -69,7 +86,9 @@ public final class EmulatorGroup {
                 Double rate = total.load() instanceof Load.Open o ? o.rateTps() : null;
                 all = Statistics.of("all sites", n + " sites", total.load().describe(), rate, logs, List.of(), null);
             }
-            return new RunResult(settings(n, startedAt), results, all, new LinkedHashMap<>());
+            Map<String, Object> settings = settings(n, startedAt);
+            if (stopped != null) settings.put("stopped", stopped);
+            return new RunResult(settings, results, all, new LinkedHashMap<>());
         } finally {
             for (Emulator e : es) e.close();
         }
@@ -89,13 +108,24 @@ public final class EmulatorGroup {
         if (failed.get() != null) throw failed.get();
     }
 
-    /** Waits for the runners, printing a progress line every few seconds. */
-    private void watch(List<Emulator> es, List<Thread> runners, long start) throws InterruptedException {
+    /** Waits for the runners, printing a progress line every few seconds; returns why the watchdog stopped the run, or null. */
+    private String watch(List<Emulator> es, List<Thread> runners, long start, Watchdog watchdog) throws InterruptedException {
         long next = start + progressEvery.toNanos();
+        long nextCheck = start + WATCHDOG_EVERY_NANOS;
+        String stopped = null;
         for (Thread t : runners) {
             while (t.isAlive()) {
-                long wait = Math.max(1, (next - System.nanoTime()) / 1_000_000);
+                long wait = Math.max(1, (Math.min(next, nextCheck) - System.nanoTime()) / 1_000_000);
                 t.join(wait);
+                if (stopped == null && System.nanoTime() >= nextCheck) {
+                    nextCheck += WATCHDOG_EVERY_NANOS;
+                    Emulator.Progress p = es.stream().map(Emulator::progress).reduce(Emulator.Progress::plus).orElseThrow();
+                    stopped = watchdog.check(p, (System.nanoTime() - start) / 1e9);
+                    if (stopped != null) {
+                        if (out != null) out.println("  stopping the run: " + stopped);
+                        es.forEach(Emulator::stop);
+                    }
+                }
                 if (out != null && System.nanoTime() >= next) {
                     Emulator.Progress p = es.stream().map(Emulator::progress).reduce(Emulator.Progress::plus).orElseThrow();
                     out.printf("  [%4.0f s] submitted %d/%d, answered %d (%d aborted, %d retries), %d in flight, %d waiting for a connection, %d late starts%n",
@@ -105,7 +135,10 @@ public final class EmulatorGroup {
                 }
             }
         }
+        return stopped;
     }
+
+    private static final long WATCHDOG_EVERY_NANOS = 1_000_000_000L;
 
     private Map<String, Object> settings(int n, Instant startedAt) {
         Map<String, Object> s = new LinkedHashMap<>();

@@ -112,6 +112,19 @@ class EmulatorTest {
         assertThat(s.achievedRateTps()).isLessThan(25);   // the server could only take 20/s
     }
 
+    @Test void aWatchdogStopsASaturatedRunWithoutWaitingForItsSchedule() throws Exception {
+        // 200 ms transactions due every 20 ms on 2 connections: the queue grows from the start
+        Workload slow = new TestWorkload(List.of("slow"), (k, attempt) -> "SELECT pg_sleep(0.2)");
+        EmulatorConfig cfg = EmulatorConfig.builder(slow, new Load.Open(50, Arrivals.FIXED)).transactions(500).connections(2).build();
+        long t0 = System.nanoTime();
+        RunResult r = new EmulatorGroup(List.of(target("solo")), cfg, System.out, Duration.ofSeconds(1))
+                .run((p, s) -> p.waiting() > 20 ? p.waiting() + " waiting for a connection" : null);
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        assertThat(seconds).isLessThan(6);   // the schedule alone lasts 10 s
+        assertThat(r.settings().get("stopped").toString()).contains("waiting for a connection");
+        assertThat(r.sites().get(0).unfinished()).isGreaterThan(400);
+    }
+
     @Test void serializationFailuresAreRetriedAndOtherErrorsAbortWithTheirMessage() throws Exception {
         String fail40001 = "DO $$BEGIN RAISE EXCEPTION USING ERRCODE = '40001', MESSAGE = 'test serialization failure'; END$$";
         String fail40P01 = "DO $$BEGIN RAISE EXCEPTION USING ERRCODE = '40P01', MESSAGE = 'test deadlock'; END$$";

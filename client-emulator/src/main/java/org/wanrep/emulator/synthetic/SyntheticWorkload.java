@@ -8,33 +8,87 @@ import java.io.PrintStream;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.Random;
+import java.util.SortedSet;
+import java.util.TreeSet;
 
 /**
  * The study's synthetic database and transactions: N tables {@code synth_1..N} of M rows each; an
  * update transaction is a number of single-row updates (10 in the study) of random rows in random
  * tables, sent as one multi-statement simple query, so the middleware sees one request; a query is
  * a read-only transaction of the same size (point reads of random rows, one statement).
+ * <p>
+ * Under primary copy ({@link #withPrimaries}) each update is labelled by where it is submitted:
+ * {@value #UPDATE_LW} (local write) when the emulator's site is the primary that executes it,
+ * {@value #UPDATE_RW} (remote write) otherwise. The transactions themselves do not change (random
+ * tables, as in the study, where about 1/n of them are local on n sites); only the label does.
  */
 public final class SyntheticWorkload implements Workload {
     public static final int DEFAULT_TABLES = 10, DEFAULT_ROWS = 10_000, DEFAULT_STATEMENTS = 10;
     public static final double DEFAULT_UPDATE_FRACTION = 0.5;
-    public static final String UPDATE = "update", QUERY = "query";
+    public static final String UPDATE = "update", QUERY = "query", UPDATE_LW = "update-lw", UPDATE_RW = "update-rw";
 
     private final int tables, rows, statements;
     private final double updateFraction;
+    /** Primary site per table ({@code synth_N}); empty: updates are not labelled local or remote. */
+    private final Map<String, String> primaries;
+    /** The site this copy submits to (labelled workloads only), else null. */
+    private final String site;
 
     public SyntheticWorkload() { this(DEFAULT_TABLES, DEFAULT_ROWS, DEFAULT_UPDATE_FRACTION, DEFAULT_STATEMENTS); }
 
     public SyntheticWorkload(int tables, int rows, double updateFraction, int statements) {
+        this(tables, rows, updateFraction, statements, Map.of(), null);
+    }
+
+    private SyntheticWorkload(int tables, int rows, double updateFraction, int statements, Map<String, String> primaries, String site) {
         if (tables < 1 || rows < 1 || statements < 1) throw new IllegalArgumentException("synthetic workload: tables, rows and statements must be >= 1");
         if (!(updateFraction >= 0 && updateFraction <= 1)) throw new IllegalArgumentException("synthetic workload: update fraction must be in [0, 1], not " + updateFraction);
         this.tables = tables;
         this.rows = rows;
         this.updateFraction = updateFraction;
         this.statements = statements;
+        this.primaries = Map.copyOf(primaries);
+        this.site = site;
+    }
+
+    /**
+     * The same workload with updates labelled {@value #UPDATE_LW} or {@value #UPDATE_RW}: {@code primaryByTable}
+     * names the primary site of every table {@code synth_1..N} (as {@code tables.public.synth_N.primary}
+     * in the middleware's configuration). Each emulator runs its {@link #forSite} copy.
+     */
+    public SyntheticWorkload withPrimaries(Map<String, String> primaryByTable) {
+        for (int t = 1; t <= tables; t++)
+            if (!primaryByTable.containsKey(table(t))) throw new IllegalArgumentException("synthetic workload: no primary site for table " + table(t));
+        return new SyntheticWorkload(tables, rows, updateFraction, statements, primaryByTable, null);
+    }
+
+    /** Primary site per table, empty when updates are not labelled. */
+    public Map<String, String> primaries() { return primaries; }
+
+    /** A labelled workload bound to the site its emulator submits to; unlabelled: this one. */
+    @Override public SyntheticWorkload forSite(String site) {
+        return primaries.isEmpty() ? this : new SyntheticWorkload(tables, rows, updateFraction, statements, primaries, site);
+    }
+
+    /**
+     * The site that executes an update writing {@code written} under primary copy: the primary of its
+     * first written table in name order, the rule of the middleware's
+     * {@code org.wanrep.txn.ExecutionPolicy.preferredSite} ({@code public.synth_N} sorts as {@code synth_N}).
+     */
+    public static String executorSite(SortedSet<String> written, Map<String, String> primaryByTable) {
+        return primaryByTable.get(written.first());
+    }
+
+    /** Primaries spread round-robin: {@code synth_1} at the first site, {@code synth_2} at the second, and so on. */
+    public static Map<String, String> roundRobinPrimaries(int tables, List<String> sites) {
+        Map<String, String> m = new LinkedHashMap<>();
+        for (int t = 1; t <= tables; t++) m.put(table(t), sites.get((t - 1) % sites.size()));
+        return m;
     }
 
     public int tables() { return tables; }
@@ -44,7 +98,7 @@ public final class SyntheticWorkload implements Workload {
 
     @Override public String name() { return "synthetic"; }
 
-    @Override public List<String> types() { return List.of(UPDATE, QUERY); }
+    @Override public List<String> types() { return primaries.isEmpty() ? List.of(UPDATE, QUERY) : List.of(UPDATE_LW, UPDATE_RW, QUERY); }
 
     /** Simple query mode: the updates of one transaction go as one Query message, one request. */
     @Override public Properties connectionProperties() {
@@ -66,17 +120,26 @@ public final class SyntheticWorkload implements Workload {
     }
 
     @Override public Transaction next(Random r) {
-        return r.nextDouble() < updateFraction ? new SqlTransaction(UPDATE, false, updateSql(r)) : new SqlTransaction(QUERY, true, querySql(r));
+        if (!(r.nextDouble() < updateFraction)) return new SqlTransaction(QUERY, true, querySql(r));
+        if (primaries.isEmpty()) return new SqlTransaction(UPDATE, false, updateSql(r));
+        if (site == null) throw new IllegalStateException("a labelled synthetic workload runs bound to its site: call forSite first");
+        SortedSet<String> written = new TreeSet<>();
+        String sql = updateSql(r, written);
+        return new SqlTransaction(site.equals(executorSite(written, primaries)) ? UPDATE_LW : UPDATE_RW, false, sql);
     }
 
     public static String table(int t) { return "synth_" + t; }
 
     /** One update transaction: single-row updates separated by semicolons (one request). */
-    public String updateSql(Random r) {
+    public String updateSql(Random r) { return updateSql(r, new TreeSet<>()); }
+
+    private String updateSql(Random r, SortedSet<String> written) {
         StringBuilder b = new StringBuilder(statements * 48);
         for (int i = 0; i < statements; i++) {
             if (i > 0) b.append("; ");
-            b.append("UPDATE ").append(table(1 + r.nextInt(tables))).append(" SET v = v + 1 WHERE id = ").append(1 + r.nextInt(rows));
+            String t = table(1 + r.nextInt(tables));
+            written.add(t);
+            b.append("UPDATE ").append(t).append(" SET v = v + 1 WHERE id = ").append(1 + r.nextInt(rows));
         }
         return b.toString();
     }
@@ -126,7 +189,8 @@ public final class SyntheticWorkload implements Workload {
     }
 
     @Override public String toString() {
-        return String.format(java.util.Locale.ROOT, "synthetic (%d tables x %,d rows, %d statements per transaction, %.0f%% updates)",
-                tables, rows, statements, updateFraction * 100);
+        return String.format(java.util.Locale.ROOT, "synthetic (%d tables x %,d rows, %d statements per transaction, %.0f%% updates%s)",
+                tables, rows, statements, updateFraction * 100, primaries.isEmpty() ? "" : ", labelled local/remote writes by primary"
+                        + (site == null ? "" : " at " + site));
     }
 }

@@ -39,6 +39,14 @@ public interface Workload {
     List<String> types();
 
     /**
+     * The workload as the emulator of site {@code site} runs it: the same one by default; a workload
+     * whose transactions or their labels depend on where they are submitted (the synthetic
+     * workload's local and remote writes under primary copy) returns a copy bound to that site.
+     * Every site's copy must have the same {@link #types()}.
+     */
+    default Workload forSite(String site) { return this; }
+
+    /**
      * The next transaction a client submits, drawn from its seeded random source. {@code r} belongs
      * to one client and is the same instance for that client's whole life, also in
      * {@link #thinkTime}: in a closed loop one per client, in an open loop one per emulator (its

@@ -5,7 +5,11 @@ import org.wanrep.emulator.WorkloadOptions;
 import org.wanrep.emulator.WorkloadRegistry;
 import org.wanrep.emulator.workload.SqlTransaction;
 
+import java.util.List;
+import java.util.Map;
 import java.util.Random;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -35,6 +39,39 @@ class SyntheticWorkloadTest {
         }
         assertThat(updates).isBetween(450, 550);
         assertThat(w.connectionProperties().getProperty("preferQueryMode")).isEqualTo("simple");
+    }
+
+    @Test void underPrimaryCopyEachSitesUpdatesAreLabelledLocalWhenThatSiteIsThePrimaryOfTheirFirstTableInNameOrder() {
+        List<String> sites = List.of("a", "b", "c", "d");
+        Map<String, String> primaries = SyntheticWorkload.roundRobinPrimaries(10, sites);
+        assertThat(primaries).containsEntry("synth_1", "a").containsEntry("synth_4", "d").containsEntry("synth_5", "a").containsEntry("synth_10", "b");
+        SyntheticWorkload w = new SyntheticWorkload().withPrimaries(primaries);
+        assertThat(w.types()).containsExactly("update-lw", "update-rw", "query");
+        assertThat(w.forSite("c").types()).isEqualTo(w.types());
+        SyntheticWorkload updatesOnly = new SyntheticWorkload(10, 100, 1.0, 10).withPrimaries(primaries);
+        assertThatThrownBy(() -> updatesOnly.next(new Random(1))).isInstanceOf(IllegalStateException.class).hasMessageContaining("forSite");
+
+        Map<String, Integer> local = new TreeMap<>();
+        int updates = 0;
+        for (String site : sites) {
+            SyntheticWorkload at = w.forSite(site);
+            Random r = new Random(site.hashCode());
+            for (int i = 0; i < 2000; i++) {
+                SqlTransaction t = (SqlTransaction) at.next(r);
+                if (t.readOnly()) continue;
+                updates++;
+                TreeSet<String> written = new TreeSet<>();
+                Matcher m = Pattern.compile("UPDATE (synth_\\d+) ").matcher(t.sql());
+                while (m.find()) written.add(m.group(1));
+                // the executor: the primary of the first written table in name order (synth_1 < synth_10 < synth_2)
+                String executor = primaries.get(written.first());
+                assertThat(t.type()).isEqualTo(executor.equals(site) ? "update-lw" : "update-rw");
+                if (t.type().equals("update-lw")) local.merge(site, 1, Integer::sum);
+            }
+        }
+        // the transactions are the study's (random tables), so about 1/4 are local on 4 sites
+        assertThat(local.values().stream().mapToInt(Integer::intValue).sum()).isBetween(updates / 4 - 150, updates / 4 + 150);
+        assertThatThrownBy(() -> new SyntheticWorkload().withPrimaries(Map.of("synth_1", "a"))).hasMessageContaining("synth_2");
     }
 
     @Test void theRegistryKnowsSyntheticAndNamesDbt1EvenBeforeItIsPluggedIn() {

@@ -71,8 +71,11 @@ public class WAN_DELAY extends Protocol {
 
     @Override public void up(MessageBatch batch) {
         if (self < 0 || batch.size() == 0) { up_prot.up(batch); return; }
-        Message first = batch.iterator().next();
-        if (delayNanos(first) <= 0) { up_prot.up(batch); return; }
+        // the first message that is there: a batch may hold empty slots, which FastArray's iterator
+        // skips in hasNext() but not in a bare next()
+        Message first = null;
+        for (Message m : batch) { first = m; break; }
+        if (first == null || delayNanos(first) <= 0) { up_prot.up(batch); return; }
         // the transport reuses the batch: take the messages out, each goes through its lane
         for (Message m : batch) lane(batch.sender(), m.isFlagSet(Message.Flag.OOB)).add(m, delayNanos(m));
         batch.removeIf(m -> true, true);

@@ -1,0 +1,42 @@
+package org.wanrep.gcs.jgroups;
+
+import org.jgroups.Address;
+import org.jgroups.Message;
+import org.jgroups.ObjectMessage;
+import org.jgroups.stack.Protocol;
+import org.jgroups.util.MessageBatch;
+import org.jgroups.util.UUID;
+import org.junit.jupiter.api.Test;
+import org.wanrep.gcs.wan.LatencyMatrix;
+
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class WanDelayTest {
+    @Test void aBatchWhoseFirstSlotIsEmptyIsDelayedNotDropped() throws Exception {
+        LatencyMatrix na4 = LatencyMatrix.load("na4");
+        WAN_DELAY montreal = new WAN_DELAY().configure(na4, "montreal", 0), boston = new WAN_DELAY().configure(na4, "boston", 0);
+        List<Message> up = new CopyOnWriteArrayList<>();
+        boston.setUpProtocol(new Protocol() {
+            @Override public Object up(Message msg) { up.add(msg); return null; }
+            @Override public void up(MessageBatch batch) { for (Message m : batch) up.add(m); }
+        });
+        montreal.setDownProtocol(new Protocol() {
+            @Override public Object down(Message msg) { return null; }
+        });
+        Address sender = UUID.randomUUID();
+        Message gone = new ObjectMessage(null, "gone").setSrc(sender), kept = new ObjectMessage(null, "kept").setSrc(sender);
+        montreal.down(gone);
+        montreal.down(kept);   // stamps the sender's site
+        MessageBatch batch = new MessageBatch(4).sender(sender).add(gone).add(kept);
+        batch.removeIf(m -> m == gone, true);   // a lower layer took the first one: its slot is left empty
+        assertThat(batch.size()).isEqualTo(1);
+
+        boston.up(batch);
+        for (long end = System.nanoTime() + 2_000_000_000L; up.isEmpty() && System.nanoTime() < end; ) Thread.onSpinWait();
+        assertThat((String) up.get(0).getObject()).isEqualTo("kept");
+        boston.stop();
+    }
+}
