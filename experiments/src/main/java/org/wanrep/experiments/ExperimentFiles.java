@@ -278,8 +278,9 @@ public final class ExperimentFiles {
                 }
         }
         if (lines.isEmpty()) return;
-        b.append("\n## Local and remote writes: label check\n\nThe emulators label an update a remote write (`update-rw`) when its site is not the primary of ")
-                .append("its first written table in name order (the middleware's executor rule); the middleware counts write-set waits at the origin. The ")
+        b.append("\n## Local and remote writes: label check\n\nThe emulators label an update a remote write (`update-rw`) when its site is not the one that ")
+                .append("executes it (the primary of most of its written tables, a tie going to the origin: the middleware's executor rule); ")
+                .append("the middleware counts write-set waits at the origin. The ")
                 .append("columns should agree within the transactions straddling the measured window's edges.\n\n")
                 .append("| setup | sites | load | remote writes (emulators) | write-set waits (middleware) |\n|---|---|---|---|---|\n");
         lines.forEach(x -> b.append(x).append('\n'));

@@ -94,7 +94,7 @@ public final class ExperimentRunner {
                 if (s.primaries()) {
                     Map<String, String> primaries = SyntheticWorkload.roundRobinPrimaries(w.tables(), sites);
                     primaries.forEach((t, site) -> settings.put("tables.public." + t + ".primary", site));
-                    w = w.withPrimaries(primaries);
+                    w = w.withPrimaries(primaries, sites);
                 }
                 List<String> types = Stream.concat(w.types().stream(), Stream.of("all")).toList();
                 out.printf(Locale.ROOT, "%n[%s] setup %s (%s) on %d site%s %s: starting%n", e.name(), s.id(), describe(s), n, n == 1 ? "" : "s", sites);

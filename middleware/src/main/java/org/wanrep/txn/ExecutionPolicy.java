@@ -6,7 +6,6 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.TreeSet;
 
 /**
  * Which site executes an update transaction (configuration {@code execution}). Symmetric: every
@@ -63,14 +62,24 @@ public final class ExecutionPolicy {
     }
 
     /**
-     * The site that should execute {@code r}: the origin for local-copy; for primary-copy the primary
-     * of its first written table in name order (or, when it locks every table, the origin).
+     * The site that should execute {@code r}: the origin for local-copy; for primary-copy the site
+     * that is primary of the most tables it writes, a tie going to the origin if it is among them
+     * (a local write saves the write set's trip back), else to the tied site first in the configured
+     * order; a transaction that locks every table, or writes none, goes to its origin.
      */
     public String preferredSite(TxnRequest r) {
-        if (kind == Kind.LOCAL_COPY || r.tables().all()) return r.id().site();
-        TreeSet<String> written = new TreeSet<>(r.tables().writes());
-        if (written.isEmpty()) return r.id().site();
-        return primaryOf(written.first());
+        if (kind == Kind.LOCAL_COPY || r.tables().all() || r.tables().writes().isEmpty()) return r.id().site();
+        java.util.Map<String, Integer> votes = new java.util.HashMap<>();
+        for (String w : r.tables().writes()) votes.merge(primaryOf(w), 1, Integer::sum);
+        return mostVoted(votes, r.id().site(), sites);
+    }
+
+    /** The rule above on counted votes (shared with the client emulator's labelling, which mirrors it). */
+    static String mostVoted(java.util.Map<String, Integer> votes, String origin, List<String> siteOrder) {
+        int max = java.util.Collections.max(votes.values());
+        if (votes.getOrDefault(origin, 0) == max) return origin;
+        for (String s : siteOrder) if (votes.getOrDefault(s, 0) == max) return s;
+        throw new IllegalStateException("no configured site among " + votes.keySet());
     }
 
     /**

@@ -21,14 +21,22 @@ class ExecutionPolicyTest {
     private static TableSet writes(String... t) { return TableSet.of(Set.of(), Set.of(t)); }
 
     @Test
-    void localCopyExecutesAtTheOriginPrimaryCopyAtThePrimaryOfTheFirstWrittenTable() {
+    void localCopyExecutesAtTheOriginPrimaryCopyAtThePrimaryOfMostWrittenTables() {
         ExecutionPolicy local = new ExecutionPolicy(ExecutionPolicy.Kind.LOCAL_COPY, SITES, Map.of());
         assertThat(local.executor(req("chicago", writes("public.a")), VIEW, VIEW)).isEqualTo("chicago/1");
         ExecutionPolicy pc = new ExecutionPolicy(ExecutionPolicy.Kind.PRIMARY_COPY, SITES,
                 Map.of("public.a", "boston", "public.b", "chicago"));
-        assertThat(pc.executor(req("montreal", writes("public.b", "public.a")), VIEW, VIEW)).isEqualTo("boston/1");   // a < b
+        assertThat(pc.executor(req("montreal", writes("public.b", "public.a")), VIEW, VIEW)).isEqualTo("boston/1");   // tie: first in site order
+        assertThat(pc.executor(req("chicago", writes("public.b", "public.a")), VIEW, VIEW)).isEqualTo("chicago/1");   // tie: the origin is among them
         assertThat(pc.executor(req("montreal", writes("public.b")), VIEW, VIEW)).isEqualTo("chicago/1");
         assertThat(pc.executor(req("chicago", TableSet.allTables()), VIEW, VIEW)).isEqualTo("chicago/1");           // every table: the origin
+    }
+
+    @Test
+    void theSiteWithMostWrittenTablesExecutesNotTheFirstName() {
+        ExecutionPolicy pc = new ExecutionPolicy(ExecutionPolicy.Kind.PRIMARY_COPY, SITES,
+                Map.of("public.a", "montreal", "public.b", "chicago", "public.c", "chicago"));
+        assertThat(pc.executor(req("boston", writes("public.a", "public.b", "public.c")), VIEW, VIEW)).isEqualTo("chicago/1");
     }
 
     @Test

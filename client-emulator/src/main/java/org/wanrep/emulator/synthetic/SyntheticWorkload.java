@@ -38,14 +38,17 @@ public final class SyntheticWorkload implements Workload {
     private final Map<String, String> primaries;
     /** The site this copy submits to (labelled workloads only), else null. */
     private final String site;
+    /** The configured sites in order (labelled workloads only): ties between primaries go by it. */
+    private final List<String> siteOrder;
 
     public SyntheticWorkload() { this(DEFAULT_TABLES, DEFAULT_ROWS, DEFAULT_UPDATE_FRACTION, DEFAULT_STATEMENTS); }
 
     public SyntheticWorkload(int tables, int rows, double updateFraction, int statements) {
-        this(tables, rows, updateFraction, statements, Map.of(), null);
+        this(tables, rows, updateFraction, statements, Map.of(), null, List.of());
     }
 
-    private SyntheticWorkload(int tables, int rows, double updateFraction, int statements, Map<String, String> primaries, String site) {
+    private SyntheticWorkload(int tables, int rows, double updateFraction, int statements, Map<String, String> primaries, String site,
+                              List<String> siteOrder) {
         if (tables < 1 || rows < 1 || statements < 1) throw new IllegalArgumentException("synthetic workload: tables, rows and statements must be >= 1");
         if (!(updateFraction >= 0 && updateFraction <= 1)) throw new IllegalArgumentException("synthetic workload: update fraction must be in [0, 1], not " + updateFraction);
         this.tables = tables;
@@ -54,17 +57,19 @@ public final class SyntheticWorkload implements Workload {
         this.statements = statements;
         this.primaries = Map.copyOf(primaries);
         this.site = site;
+        this.siteOrder = List.copyOf(siteOrder);
     }
 
     /**
      * The same workload with updates labelled {@value #UPDATE_LW} or {@value #UPDATE_RW}: {@code primaryByTable}
      * names the primary site of every table {@code synth_1..N} (as {@code tables.public.synth_N.primary}
-     * in the middleware's configuration). Each emulator runs its {@link #forSite} copy.
+     * in the middleware's configuration), {@code siteOrder} the configured sites in order. Each emulator
+     * runs its {@link #forSite} copy.
      */
-    public SyntheticWorkload withPrimaries(Map<String, String> primaryByTable) {
+    public SyntheticWorkload withPrimaries(Map<String, String> primaryByTable, List<String> siteOrder) {
         for (int t = 1; t <= tables; t++)
             if (!primaryByTable.containsKey(table(t))) throw new IllegalArgumentException("synthetic workload: no primary site for table " + table(t));
-        return new SyntheticWorkload(tables, rows, updateFraction, statements, primaryByTable, null);
+        return new SyntheticWorkload(tables, rows, updateFraction, statements, primaryByTable, null, siteOrder);
     }
 
     /** Primary site per table, empty when updates are not labelled. */
@@ -72,16 +77,22 @@ public final class SyntheticWorkload implements Workload {
 
     /** A labelled workload bound to the site its emulator submits to; unlabelled: this one. */
     @Override public SyntheticWorkload forSite(String site) {
-        return primaries.isEmpty() ? this : new SyntheticWorkload(tables, rows, updateFraction, statements, primaries, site);
+        return primaries.isEmpty() ? this : new SyntheticWorkload(tables, rows, updateFraction, statements, primaries, site, siteOrder);
     }
 
     /**
-     * The site that executes an update writing {@code written} under primary copy: the primary of its
-     * first written table in name order, the rule of the middleware's
-     * {@code org.wanrep.txn.ExecutionPolicy.preferredSite} ({@code public.synth_N} sorts as {@code synth_N}).
+     * The site that executes an update writing {@code written}, submitted at {@code origin}, under
+     * primary copy: the primary of the most written tables, a tie going to the origin if it is among
+     * them, else to the tied site first in {@code siteOrder}. The middleware's rule
+     * ({@code org.wanrep.txn.ExecutionPolicy.preferredSite}), which a test in experiments compares it with.
      */
-    public static String executorSite(SortedSet<String> written, Map<String, String> primaryByTable) {
-        return primaryByTable.get(written.first());
+    public static String executorSite(SortedSet<String> written, Map<String, String> primaryByTable, String origin, List<String> siteOrder) {
+        Map<String, Integer> votes = new java.util.HashMap<>();
+        for (String t : written) votes.merge(primaryByTable.get(t), 1, Integer::sum);
+        int max = java.util.Collections.max(votes.values());
+        if (votes.getOrDefault(origin, 0) == max) return origin;
+        for (String s : siteOrder) if (votes.getOrDefault(s, 0) == max) return s;
+        throw new IllegalStateException("no configured site among " + votes.keySet());
     }
 
     /** Primaries spread round-robin: {@code synth_1} at the first site, {@code synth_2} at the second, and so on. */
@@ -125,7 +136,7 @@ public final class SyntheticWorkload implements Workload {
         if (site == null) throw new IllegalStateException("a labelled synthetic workload runs bound to its site: call forSite first");
         SortedSet<String> written = new TreeSet<>();
         String sql = updateSql(r, written);
-        return new SqlTransaction(site.equals(executorSite(written, primaries)) ? UPDATE_LW : UPDATE_RW, false, sql);
+        return new SqlTransaction(site.equals(executorSite(written, primaries, site, siteOrder)) ? UPDATE_LW : UPDATE_RW, false, sql);
     }
 
     public static String table(int t) { return "synth_" + t; }
