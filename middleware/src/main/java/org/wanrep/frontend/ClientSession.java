@@ -346,7 +346,9 @@ public final class ClientSession implements Runnable {
         WireTxnExecutor.OriginWork w = new WireTxnExecutor.OriginWork(backend, local);
         org.wanrep.txn.Txn t;
         try {
-            t = ctx.engine().submit(r, w).get();
+            java.util.concurrent.CompletableFuture<org.wanrep.txn.Txn> f = ctx.engine().submit(r, w);
+            w.runUntil(f);   // this thread runs the transaction's work on its backend, as it waits anyway
+            t = f.get();
         } catch (ExecutionException e) {
             replyError(unit, orderingError(e.getCause()));
             return;
