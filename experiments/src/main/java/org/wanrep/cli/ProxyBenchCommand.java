@@ -14,7 +14,7 @@ import java.util.concurrent.Callable;
 public final class ProxyBenchCommand implements Callable<Integer> {
     @Option(names = "--clients", defaultValue = "8", description = "pgbench clients (default: ${DEFAULT-VALUE})") int clients;
     @Option(names = "--seconds", defaultValue = "10", description = "seconds per measurement (default: ${DEFAULT-VALUE})") int seconds;
-    @Option(names = "--rounds", defaultValue = "2", description = "alternating direct/proxy rounds (default: ${DEFAULT-VALUE})") int rounds;
+    @Option(names = "--rounds", defaultValue = "2", description = "alternating direct/byte-relay/proxy rounds (default: ${DEFAULT-VALUE})") int rounds;
     @Option(names = "--delivery", defaultValue = "safe", description = "agreed, safe or opt-safe (default: ${DEFAULT-VALUE})") String delivery;
     @Option(names = "--out", defaultValue = "runs/proxy-bench", description = "directory for results.json (default: ${DEFAULT-VALUE})") Path outDir;
 
