@@ -93,24 +93,18 @@ public sealed interface Finding {
         }
 
         public Evaluation evaluate(Results r) {
-            Optional<Evaluation> missing = missing(r, curves);
-            if (missing.isPresent()) return missing.get();
-            Tally t = new Tally();
-            StringBuilder b = new StringBuilder();
-            for (String c : curves) {
+            return eachCurve(r, curves, (c, b) -> {
                 TreeMap<Double, Double> v = r.values(c);
                 if (v.size() < 2) {
-                    t.add(0);
                     b.append(c).append(": fewer than two points; ");
-                    continue;
+                    return 0;
                 }
                 double first = v.firstEntry().getValue(), last = v.lastEntry().getValue(), tol = tolerance(first, last);
                 boolean up = last > first + tol, down = last < first - tol;
-                t.add((direction == Direction.GROWS ? up : down) ? 1 : -1);
                 b.append(c).append(": ").append(ms(first)).append(" -> ").append(ms(last)).append(" ms (").append(x(r, c, v.firstKey())).append(" -> ")
                         .append(x(r, c, v.lastKey())).append("); ");
-            }
-            return new Evaluation(t.verdict(), b.append(t).toString());
+                return (direction == Direction.GROWS ? up : down) ? 1 : -1;
+            });
         }
     }
 
@@ -157,18 +151,13 @@ public sealed interface Finding {
         }
 
         public Evaluation evaluate(Results r) {
-            Optional<Evaluation> missing = missing(r, curves);
-            if (missing.isPresent()) return missing.get();
-            Tally t = new Tally();
-            StringBuilder b = new StringBuilder();
-            for (String c : curves) {
+            return eachCurve(r, curves, (c, b) -> {
                 TreeMap<Double, Double> v = r.values(c);
                 double high = v.isEmpty() ? 0 : v.lastKey();
                 Double sat = r.saturatedAt(c).stream().min(Double::compare).orElse(null);
-                t.add(high >= minLoad ? 1 : sat != null && sat <= minLoad ? -1 : 0);
                 b.append(c).append(": kept up to ").append(num(high)).append(" tps").append(sat == null ? " (highest run)" : ", saturated at " + num(sat) + " tps").append("; ");
-            }
-            return new Evaluation(t.verdict(), b.append(t).toString());
+                return high >= minLoad ? 1 : sat != null && sat <= minLoad ? -1 : 0;
+            });
         }
     }
 
@@ -184,23 +173,17 @@ public sealed interface Finding {
         }
 
         public Evaluation evaluate(Results r) {
-            Optional<Evaluation> missing = missing(r, curves);
-            if (missing.isPresent()) return missing.get();
-            Tally t = new Tally();
-            StringBuilder b = new StringBuilder();
-            for (String c : curves) {
+            return eachCurve(r, curves, (c, b) -> {
                 TreeMap<Double, Double> v = new TreeMap<>(upToX == null ? r.values(c) : r.values(c).headMap(upToX, true));
                 if (v.size() < 2) {
-                    t.add(0);
                     b.append(c).append(": fewer than two points; ");
-                    continue;
+                    return 0;
                 }
                 double first = v.firstEntry().getValue(), last = v.lastEntry().getValue();
-                t.add(last <= Math.max(maxFactor * first, first + maxAddMs) ? 1 : -1);
                 b.append(c).append(": ").append(ms(first)).append(" -> ").append(ms(last)).append(" ms (").append(x(r, c, v.firstKey())).append(" -> ")
                         .append(x(r, c, v.lastKey())).append("); ");
-            }
-            return new Evaluation(t.verdict(), b.append(t).toString());
+                return last <= Math.max(maxFactor * first, first + maxAddMs) ? 1 : -1;
+            });
         }
     }
 
@@ -540,6 +523,21 @@ public sealed interface Finding {
             if (!r.setupRan(bar.setup())) gone.computeIfAbsent(r.setupNotRunReason(bar.setup()).orElse(""), k -> new ArrayList<>()).add(label);
         }
         return gone.isEmpty() ? Optional.empty() : Optional.of(new Evaluation(Verdict.INCONCLUSIVE, notMeasured(gone)));
+    }
+
+    /** Judges one curve: appends what it found to the note and returns +1 confirms, -1 contradicts, 0 undecided. */
+    interface CurveCheck {
+        int judge(String curve, StringBuilder note);
+    }
+
+    /** Inconclusive if a curve never ran; otherwise each curve judged on its own, tallied. */
+    private static Evaluation eachCurve(Results r, List<String> curves, CurveCheck check) {
+        Optional<Evaluation> missing = missing(r, curves);
+        if (missing.isPresent()) return missing.get();
+        Tally t = new Tally();
+        StringBuilder b = new StringBuilder();
+        for (String c : curves) t.add(check.judge(c, b));
+        return new Evaluation(t.verdict(), b.append(t).toString());
     }
 
     /** Inconclusive when one of the curves never ran (its setup could not start). */
