@@ -1,6 +1,7 @@
 package org.wanrep.dbt1;
 
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.wanrep.cli.ClusterCommand;
 import org.wanrep.emulator.Arrivals;
 import org.wanrep.emulator.DataLoad;
@@ -43,20 +44,23 @@ import static org.assertj.core.api.Assertions.assertThat;
  * (the most writes) from an emulator at every site at once, open loop. Every transaction must commit
  * (serialization failures retried), the run must have written orders, and every replica must end
  * identical: an under-declared table set (two sites serialize a call differently) or a function body
- * that is not a function of its arguments and the database fails here. Rerun one seed with
- * {@code -Ddbt1.seed=N}.
+ * that is not a function of its arguments and the database fails here. Run symmetric under safe
+ * delivery, and with write sets (primary-copy) under opt-safe, where each call runs at one site and
+ * the others apply its rows. Rerun one seed with {@code -Ddbt1.seed=N}.
  */
 class Dbt1ThroughProxyTest {
     private static final long SEED = Long.getLong("dbt1.seed", System.nanoTime());
     private static final int PER_SITE = 100;
     private static final double RATE_TPS = 30;
 
-    @Test void orderingMixFromEverySiteLeavesIdenticalReplicasThatTookOrders() throws Exception {
-        System.out.println("Dbt1ThroughProxyTest seed " + SEED + " (rerun with -Ddbt1.seed=" + SEED + ")");
+    @ParameterizedTest(name = "{0}, {1}")
+    @CsvSource({"symmetric, safe", "primary-copy, opt-safe"})
+    void orderingMixFromEverySiteLeavesIdenticalReplicasThatTookOrders(String execution, String delivery) throws Exception {
+        System.out.println("Dbt1ThroughProxyTest " + execution + "/" + delivery + " seed " + SEED + " (rerun with -Ddbt1.seed=" + SEED + ")");
         Dbt1Workload w = new Dbt1Workload(new Dbt1Options(new Scale(1_000, 1), Mix.ORDERING, false));
         List<String> sites = LatencyMatrix.load("na4").first(3).sites();
-        // what 'wanrep cluster up --workload dbt1 --set delivery=safe' starts its sites with
-        Map<String, String> settings = ClusterCommand.configuration(null, List.of("dbt1"), List.of("delivery=safe")).explicit();
+        // what 'wanrep cluster up --workload dbt1 --set execution=E --set delivery=D' starts its sites with
+        Map<String, String> settings = ClusterCommand.configuration(null, List.of("dbt1"), List.of("execution=" + execution, "delivery=" + delivery)).explicit();
         assertThat(settings).containsAllEntriesOf(w.middlewareSettings());
         try (InProcessCluster c = new InProcessCluster(sites, "na4", settings, System.out)) {
             List<SiteTarget> targets = new ArrayList<>();
