@@ -77,6 +77,8 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
         /** The executor's work for this transaction, run by the client's own thread (see {@link #runUntil}). */
         private final java.util.concurrent.LinkedBlockingQueue<Runnable> tasks = new java.util.concurrent.LinkedBlockingQueue<>();
         private static final Runnable DONE = () -> { };
+        /** Set when the client thread stopped taking tasks: later ones go to the pool (guarded by this). */
+        private boolean closed;
 
         public OriginWork(BackendConnection clientBackend, List<WireMessage> clientMessages) {
             conn = clientBackend;
@@ -92,11 +94,23 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
          */
         public void runUntil(java.util.concurrent.CompletableFuture<?> done) throws InterruptedException {
             done.whenComplete((x, e) -> tasks.offer(DONE));
-            while (true) {
-                Runnable r = tasks.take();
-                if (r == DONE) return;
-                r.run();
+            try {
+                for (Runnable r; (r = tasks.take()) != DONE; ) r.run();
+            } finally {
+                // the transaction may still dispatch (a future completed early: site stopping, not ordered);
+                // what came before closing runs here, what comes after on the pool: nothing is left unrun
+                List<Runnable> left = new ArrayList<>();
+                synchronized (this) {
+                    closed = true;
+                    tasks.drainTo(left);
+                }
+                for (Runnable r : left) if (r != DONE) r.run();
             }
+        }
+
+        /** Queues a step for the client thread; false once it stopped taking them. */
+        synchronized boolean offer(Runnable r) {
+            return !closed && tasks.offer(r);
         }
 
         /** The replies to the client's messages from the last attempt (without ours: BEGIN, COMMIT...). */
@@ -111,8 +125,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
 
     /** Runs a blocking step of {@code w}: on the origin client's own thread when it waits for it, else on a pool thread. */
     private void dispatch(Work w, Runnable r) {
-        if (w instanceof OriginWork o && !o.pooled) o.tasks.offer(r);
-        else threads.execute(r);
+        if (!(w instanceof OriginWork o && !o.pooled && o.offer(r))) threads.execute(r);
     }
 
     private static Work work(Txn t) {
