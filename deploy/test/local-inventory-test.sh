@@ -188,7 +188,8 @@ port_free() { ! (: <"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 free_port() { # a port nothing listens on, not handed out before (nor its +100 when asked)
   local p tries=0
   while :; do
-    p=$((20000 + RANDOM % 25000)); tries=$((tries + 1))
+    # below the kernel's ephemeral range (32768 up): an outgoing connection cannot take it before we bind
+    p=$((20000 + RANDOM % 12000)); tries=$((tries + 1))
     [ "$tries" -lt 1000 ] || fail "no free port found"
     [ -z "${TAKEN[$p]+x}" ] && port_free "$p" || continue
     if [ "${1:-}" = gcs ]; then { [ -z "${TAKEN[$((p + 100))]+x}" ] && port_free $((p + 100)); } || continue; TAKEN[$((p + 100))]=1; fi
