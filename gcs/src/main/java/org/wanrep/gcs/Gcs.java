@@ -15,5 +15,12 @@ public interface Gcs extends AutoCloseable {
     /** The last view delivered to the listener (null before the first). */
     GcsView view();
 
+    /**
+     * Whether this member can be sure, now, that no primary component without it exists: it is in the
+     * primary component and holds a read lease every other member renewed recently. A site serves
+     * nothing from its replica while this is false (after a pause or a partition it may be stale).
+     */
+    boolean current();
+
     @Override void close();
 }

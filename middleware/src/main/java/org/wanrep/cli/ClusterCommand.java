@@ -18,7 +18,8 @@ import java.util.concurrent.Callable;
 
 @Command(name = "cluster", mixinStandardHelpOptions = true,
         description = "A local multi-site cluster: one PostgreSQL replica and one middleware process per site.",
-        subcommands = {ClusterCommand.Up.class, ClusterCommand.Down.class, ClusterCommand.Status.class, ClusterCommand.Check.class})
+        subcommands = {ClusterCommand.Up.class, ClusterCommand.Down.class, ClusterCommand.Status.class, ClusterCommand.Check.class,
+                ClusterCommand.StopSite.class, ClusterCommand.StartSite.class})
 public final class ClusterCommand implements Runnable {
     @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
@@ -59,6 +60,37 @@ public final class ClusterCommand implements Runnable {
         @Override public Integer call() throws Exception {
             LocalCluster.down(dir, System.out);
             return 0;
+        }
+    }
+
+    @Command(name = "stop-site", mixinStandardHelpOptions = true,
+            description = "Stop one site's middleware: cleanly, or with --kill as a crash (SIGKILL). Its PostgreSQL keeps running.")
+    static final class StopSite implements Callable<Integer> {
+        @Option(names = "--dir", required = true) Path dir;
+        @Option(names = "--site", required = true) String site;
+        @Option(names = "--kill", description = "kill -9, as a crash") boolean kill;
+
+        @Override public Integer call() throws Exception {
+            LocalCluster.stopSite(dir, site, kill, System.out);
+            return 0;
+        }
+    }
+
+    @Command(name = "start-site", mixinStandardHelpOptions = true,
+            description = "Start one site's middleware again (and its PostgreSQL if stopped). A site whose replica missed "
+                    + "transactions the others committed refuses to start: there is no state transfer yet.")
+    static final class StartSite implements Callable<Integer> {
+        @Option(names = "--dir", required = true) Path dir;
+        @Option(names = "--site", required = true) String site;
+
+        @Override public Integer call() throws Exception {
+            try {
+                LocalCluster.startSite(dir, site, System.out);
+                return 0;
+            } catch (IOException e) {
+                System.err.println(e.getMessage());
+                return 1;
+            }
         }
     }
 

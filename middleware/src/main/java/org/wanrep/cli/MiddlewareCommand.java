@@ -37,14 +37,31 @@ public final class MiddlewareCommand implements Callable<Integer> {
     @Override public Integer call() throws Exception {
         Config c = Config.load(config, overrides);
         System.out.printf("wanrep site %s: joining the group (waiting for a majority of %s)...%n", site, Site.sites(c));
-        Site s = Site.start(c, site, Duration.ofSeconds(joinTimeoutS));
+        Site s;
+        try {
+            s = Site.start(c, site, Duration.ofSeconds(joinTimeoutS));
+        } catch (Site.SiteStoppedException e) {
+            System.err.printf("wanrep site %s: %s%n", site, e.getMessage());
+            return 3;
+        }
         System.out.printf("wanrep site %s: ready, clients connect to port %d%n", site, s.proxyPort());
-        CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+        CountDownLatch exited = new CountDownLatch(1);
+        Thread hook = new Thread(() -> {
             s.close();
-            stopped.countDown();
-        }));
-        stopped.await();
+            try {
+                exited.await();   // let main print and exit
+            } catch (InterruptedException ignored) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        Runtime.getRuntime().addShutdownHook(hook);
+        String reason = s.awaitStopped();
+        exited.countDown();
+        if (reason != null) {
+            // stopped by itself (fail-stop): the process ends too, so nothing looks alive that serves nothing
+            System.err.printf("wanrep site %s stopped: %s%n", site, reason);
+            return 3;
+        }
         return 0;
     }
 }

@@ -129,6 +129,53 @@ public final class LocalCluster {
         }
     }
 
+    /**
+     * Stops one site's middleware: cleanly (it leaves the group), or with {@code kill} as a crash
+     * (SIGKILL). Its PostgreSQL keeps running.
+     */
+    public static void stopSite(Path dir, String site, boolean kill, PrintStream out) throws IOException {
+        ClusterLayout.SiteEntry e = entry(dir, site);
+        ProcessHandle.of(e.middleware_pid()).ifPresentOrElse(ph -> {
+            if (kill) ph.destroyForcibly();
+            else ph.destroy();
+            try {
+                ph.onExit().get(15, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (Exception ex) {
+                ph.destroyForcibly();
+            }
+            out.printf("site %s: middleware %s%n", site, kill ? "killed" : "stopped");
+        }, () -> out.printf("site %s: middleware was not running%n", site));
+    }
+
+    /**
+     * Starts one site's middleware again with the cluster's configuration and records its pid. A site
+     * whose replica missed transactions the others committed refuses to start (it has no state
+     * transfer yet): that is reported as an IOException with the end of its log.
+     */
+    public static ClusterLayout.SiteEntry startSite(Path dir, String site, PrintStream out) throws Exception {
+        dir = dir.toAbsolutePath();
+        ClusterLayout layout = ClusterLayout.read(dir);
+        ClusterLayout.SiteEntry e = entry(dir, site);
+        if (ProcessHandle.of(e.middleware_pid()).map(ProcessHandle::isAlive).orElse(false))
+            throw new IOException("site " + site + " is running already (pid " + e.middleware_pid() + ")");
+        LocalPostgres.existing(Path.of(e.data_dir()), e.pg_port()).startIfStopped();
+        out.printf("site %s: starting middleware (proxy port %d)...%n", site, e.proxy_port());
+        Process p = startMiddleware(ClusterLayout.configFile(dir), site, Path.of(e.log()));
+        ClusterLayout.SiteEntry started = new ClusterLayout.SiteEntry(e.name(), e.proxy_host(), e.proxy_port(), e.pg_host(), e.pg_port(),
+                e.gcs_port(), e.data_dir(), p.pid(), e.log());
+        List<ClusterLayout.SiteEntry> all = new ArrayList<>();
+        for (ClusterLayout.SiteEntry x : layout.sites()) all.add(x.name().equals(site) ? started : x);
+        new ClusterLayout(all).write(dir);
+        awaitPort(started, Duration.ofSeconds(90));
+        out.printf("site %s: up%n", site);
+        return started;
+    }
+
+    private static ClusterLayout.SiteEntry entry(Path dir, String site) throws IOException {
+        for (ClusterLayout.SiteEntry e : ClusterLayout.read(dir).sites()) if (e.name().equals(site)) return e;
+        throw new IOException("no site '" + site + "' in " + ClusterLayout.file(dir));
+    }
+
     /** Stops every middleware process and PostgreSQL server of the cluster; removes nothing else. */
     public static void down(Path dir, PrintStream out) throws IOException {
         ClusterLayout layout = ClusterLayout.read(dir);

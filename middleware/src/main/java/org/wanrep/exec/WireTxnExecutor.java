@@ -183,6 +183,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
             w.conn.flush();
             w.sequences.clear();
             int readies = pipelined ? -1 : 0;   // -1: BEGIN's replies come first
+            char requestStatus = 'T';          // the transaction status after the request's last message
             PgError checkError = null, beginError = null;
             while (!w.conn.tracker().idle()) {
                 if (w.conn.tracker().awaitingCopyData()) {   // a COPY whose data is not in the request
@@ -209,6 +210,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
                 switch (segment) {
                     case 0 -> {
                         if (m.kind() == 'E' && w.error == null) w.error = PgError.parse(m);
+                        if (m.kind() == 'Z') requestStatus = org.wanrep.wire.Messages.status(m);
                         if (w.keepReplies) w.replies.add(m);
                     }
                     case 1 -> {
@@ -228,6 +230,14 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
                 w.error = beginError;
             }
             w.fusedCommit = fuse;
+            if (r.kind() == TxnRequest.Kind.STATEMENT_LOG && requestStatus != 'T' && w.error != null
+                    && !TxnExecutor.transientState(w.error.sqlState())) {
+                // an origin ships a block's log only when the block is intact there and then commits it:
+                // a log that leaves the block failed here means this replica no longer matches the origin's
+                String why = t + ": the block's log failed here (" + w.error + ") but the block is intact at its origin";
+                LOG.error("{}", why);
+                fatalHandler.accept("site replica differs from the block's origin: " + why);
+            }
             if (w.error == null && checkError != null) {   // what a write set cannot carry: refused as if at COMMIT
                 w.error = checkError;
                 w.commitError = checkError;

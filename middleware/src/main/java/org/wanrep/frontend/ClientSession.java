@@ -279,6 +279,12 @@ public final class ClientSession implements Runnable {
         }
         if (unit.size() == 1 && unit.get(0).kind() == 'Q' && answerOwnCommand(unit.get(0).queryText())) return;
         if (unit.get(0).kind() == 'P' && answerOwnCommandExtended(unit)) return;
+        if (!ctx.engine().current() && !awaitCurrent()) {   // paused, cut off or failed: this replica may be stale, so it answers nothing
+            PgError e = notCurrent();
+            if (block != null && backend.status() == 'T') raiseInBlock(unit, e);
+            else replyError(unit, e);
+            return;
+        }
         unit = TimeRewriting.rewrite(unit);
         boolean executes = unit.stream().anyMatch(m -> m.kind() == 'Q' || m.kind() == 'E');
         List<String> texts = executes ? statementTexts(unit) : List.of();
@@ -397,6 +403,26 @@ public final class ClientSession implements Runnable {
         }
     }
 
+    /** A short wait for the lease (it renews within a heartbeat; a crashed member's view change takes a moment). */
+    private boolean awaitCurrent() throws IOException {
+        try {
+            return ctx.engine().awaitCurrent(CURRENT_WAIT);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new EOFException("interrupted");
+        }
+    }
+
+    private static final java.time.Duration CURRENT_WAIT = java.time.Duration.ofSeconds(2);
+
+    private PgError notCurrent() {
+        String failure = ctx.engine().failure();
+        return PgError.error("57P03", "wanrep: site " + ctx.site() + " cannot be sure its replica is current ("
+                        + (failure != null ? "it stopped following the others: " + failure
+                        : "it is outside the primary component or has not heard from every site recently") + "); it answers nothing until it is")
+                .withHint("Connect to another site, or retry once this site is back in contact with the others.");
+    }
+
     private PgError orderingError(Throwable cause) {
         if (cause instanceof NotPrimaryException)
             return PgError.error("57P03", "wanrep: this site is not in the primary component: " + cause.getMessage())
@@ -507,6 +533,7 @@ public final class ClientSession implements Runnable {
             ctx.engine().submit(log).get();
         } catch (ExecutionException e) {
             backend.run("ROLLBACK");
+            releaseExclusive();
             block = null;
             replyError(unit, orderingError(e.getCause()));
             return;
@@ -514,10 +541,25 @@ public final class ClientSession implements Runnable {
             Thread.currentThread().interrupt();
             throw new EOFException("interrupted");
         }
-        Relay r = relay(unit);
-        boolean committed = r.error == null && "COMMIT".equals(r.lastTag);
-        ctx.engine().blockCommitted(b.exclusive, committed);
-        block = null;
+        // The log is delivered: every other site runs it and commits. Whatever happens to COMMIT here,
+        // the lock is released (finally), and an outcome that can differ from theirs stops this site.
+        boolean committed = false;
+        try {
+            Relay r = relay(unit);
+            committed = r.error == null && "COMMIT".equals(r.lastTag);
+            // a deterministic refusal at COMMIT (a deferred constraint) refuses the log's replay alike elsewhere;
+            // a refusal from timing here (serialization failure, cancel) does not
+            if (!committed && (r.error == null || nonDeterministic(r.error.sqlState())))
+                ctx.engine().fail("site " + ctx.site() + ": block " + b.exclusive + " did not commit at its origin ("
+                        + (r.error != null ? r.error : "no COMMIT") + ") after the other sites received its log: this replica no longer follows them");
+        } catch (IOException | RuntimeException e) {
+            ctx.engine().fail("site " + ctx.site() + ": the connection to the replica failed during COMMIT of block " + b.exclusive
+                    + " (" + e + "), whose log the other sites commit: this replica's outcome is unknown");
+            throw e;
+        } finally {
+            ctx.engine().blockCommitted(b.exclusive, committed);
+            block = null;
+        }
         if (b.ddl) ctx.classifiers().catalogChanged(database);
     }
 

@@ -39,6 +39,14 @@ public final class Site implements AutoCloseable {
     private final ProxyServer proxy;
     private final WriteSetChannel channel;
     private final java.util.concurrent.atomic.AtomicBoolean stopped = new java.util.concurrent.atomic.AtomicBoolean();
+    private final java.util.concurrent.CountDownLatch down = new java.util.concurrent.CountDownLatch(1);
+    /** Why the site stopped by itself (fail-stop), or null. */
+    private final java.util.concurrent.atomic.AtomicReference<String> stopReason = new java.util.concurrent.atomic.AtomicReference<>();
+
+    /** A site that cannot start or go on: its replica no longer follows the others. */
+    public static final class SiteStoppedException extends Exception {
+        public SiteStoppedException(String message) { super(message); }
+    }
 
     private Site(String name, BackendPool pool, WireTxnExecutor executor, ReplicationEngine engine, JGroupsGcs gcs, ProxyServer proxy,
                  WriteSetChannel channel) {
@@ -116,7 +124,30 @@ public final class Site implements AutoCloseable {
         JGroupsGcs gcs = JGroupsGcs.start(gs, listenerWrapper.apply(engine));
         engine.attach(gcs);
         if (channel != null) channel.attach(gcs);
-        gcs.awaitPrimary(sites.size() / 2 + 1, joinTimeout);
+        try {
+            gcs.awaitPrimary(sites.size() / 2 + 1, joinTimeout);
+        } catch (Exception e) {
+            gcs.crash();
+            if (channel != null) channel.close(false);
+            executor.close();
+            pool.close();
+            throw e;
+        }
+        // the engine hears of the view on the delivery thread, after the member: wait for it, so that a
+        // member back without the others' transactions is refused before the port opens
+        long until = System.nanoTime() + joinTimeout.toNanos();
+        while (engine.failure() == null && (engine.view() == null || !engine.view().primary()) && System.nanoTime() < until) Thread.sleep(5);
+        // and for the read lease: clients are served only by a site sure that its replica is current
+        while (engine.failure() == null && !engine.current() && System.nanoTime() < until) Thread.sleep(5);
+        if (engine.failure() != null) {
+            // e.g. it re-entered the primary component lacking transactions the others committed: its replica
+            // is stale, so it must not open its port at all (rejoin by state transfer does not exist yet)
+            gcs.crash();
+            if (channel != null) channel.close(false);
+            executor.close();
+            pool.close();
+            throw new SiteStoppedException("site " + name + " cannot start: " + engine.failure());
+        }
         SiteContext ctx = new SiteContext(name, target, UserDirectory.parse(c.get("users")), engine,
                 new org.wanrep.sql.Classifiers(target, org.wanrep.sql.Classifiers.configuredFunctions(c), policy.kind() != ExecutionPolicy.Kind.SYMMETRIC),
                 new CancelRegistry(), c.get("queries").equals("locked"), Duration.ofMillis(c.getInt("pool.wait_timeout_ms")), channel);
@@ -133,11 +164,13 @@ public final class Site implements AutoCloseable {
         // shipped or one that cannot be applied) stops: the others go on without it, consistently
         java.util.function.Consumer<String> fatal = reason -> Thread.ofPlatform().name("wanrep-fatal-" + name).start(() -> {
             LOG.error("site {} stops: {}", name, reason);
+            site.stopReason.compareAndSet(null, reason);
             site.crash();
         });
+        // every fatal report goes through the engine first: it stops processing deliveries at once
         engine.onFatal(fatal);
-        executor.onFatal(fatal);
-        if (channel != null) channel.onFatal(fatal);
+        executor.onFatal(engine::fail);
+        if (channel != null) channel.onFatal(engine::fail);
         return site;
     }
 
@@ -189,22 +222,36 @@ public final class Site implements AutoCloseable {
     /** Stops like a crash: the group sees the member vanish, clients lose their connections. */
     public void crash() {
         if (!stopped.compareAndSet(false, true)) return;
-        proxy.close();
-        engine.shutdown("site crashed");
-        gcs.crash();
-        if (channel != null) channel.close(false);
-        executor.close();
-        pool.close();
+        try {
+            proxy.close();
+            engine.shutdown("site crashed");
+            gcs.crash();
+            if (channel != null) channel.close(false);
+            executor.close();
+            pool.close();
+        } finally {
+            down.countDown();
+        }
+    }
+
+    /** Waits until the site stopped (closed, crashed, or stopped by itself); returns why it stopped by itself, or null. */
+    public String awaitStopped() throws InterruptedException {
+        down.await();
+        return stopReason.get();
     }
 
     /** Stops cleanly: leaves the group; under a write-set policy also drops this site's slots and origins. */
     @Override public void close() {
         if (!stopped.compareAndSet(false, true)) return;
-        proxy.close();
-        engine.shutdown("site stopped");
-        gcs.close();
-        if (channel != null) channel.close(true);
-        executor.close();
-        pool.close();
+        try {
+            proxy.close();
+            engine.shutdown("site stopped");
+            gcs.close();
+            if (channel != null) channel.close(true);
+            executor.close();
+            pool.close();
+        } finally {
+            down.countDown();
+        }
     }
 }

@@ -54,7 +54,10 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     private final WriteSetIo writeSetIo;
     /** Write sets shipped by other sites, by transaction, until applied here (they may precede the delivery). */
     private final Map<RequestId, WriteSetMessage> writeSets = new HashMap<>();
-    private volatile java.util.function.Consumer<String> fatal = reason -> LOG.error("{}", reason);
+    private java.util.function.Consumer<String> fatal = reason -> LOG.error("{}", reason);
+    /** Why this replica stopped following the others (null while it follows): then it does nothing more. */
+    private volatile String failure;
+    private final Object fatalLock = new Object();
     private volatile String self;
     private final LockManager locks = new LockManager(this);
     private final Map<RequestId, Txn> txns = new HashMap<>();
@@ -101,10 +104,53 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
      * What to do when this replica can no longer follow the others (a write set committed here that
      * cannot be shipped, one that cannot be applied): the site stops, so the others go on without it.
      */
-    public void onFatal(java.util.function.Consumer<String> f) { this.fatal = f; }
+    public void onFatal(java.util.function.Consumer<String> f) {
+        String earlier;
+        synchronized (fatalLock) {
+            fatal = f;
+            earlier = failure;
+        }
+        // a failure before the handler existed (e.g. while the site waited for the primary component) still stops it
+        if (earlier != null) f.accept(earlier);
+    }
 
-    /** This replica can no longer follow the others: the site stops (see {@link #onFatal}). */
-    public void fail(String reason) { fatal.accept(reason); }
+    /**
+     * This replica can no longer follow the others: it stops processing deliveries at once and the
+     * site stops (see {@link #onFatal}); clients of this site get nothing more from its replica.
+     */
+    public void fail(String reason) {
+        java.util.function.Consumer<String> f;
+        synchronized (fatalLock) {
+            if (failure == null) failure = reason;
+            f = fatal;
+        }
+        f.accept(reason);
+    }
+
+    /** Why this replica stopped following the others, or null. */
+    public String failure() { return failure; }
+
+    /**
+     * Whether this site may answer from its replica now: it has not failed, and its group member is
+     * sure no primary component exists without it (see {@link Gcs#current()}).
+     */
+    public boolean current() {
+        Gcs g = gcs;
+        return failure == null && g != null && g.current();
+    }
+
+    /**
+     * Waits up to {@code timeout} for {@link #current()} (a lease renews within a heartbeat; a view change
+     * after a member's crash takes a moment): a brief gap makes a client wait rather than fail.
+     */
+    public boolean awaitCurrent(java.time.Duration timeout) throws InterruptedException {
+        long end = System.nanoTime() + timeout.toNanos();
+        while (!current()) {
+            if (failure != null || System.nanoTime() >= end) return false;
+            Thread.sleep(5);
+        }
+        return true;
+    }
 
     public RequestId nextId() { return new RequestId(site, seq.incrementAndGet()); }
 
@@ -126,6 +172,10 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
      */
     public CompletableFuture<Txn> submit(TxnRequest r, Object work) {
         CompletableFuture<Txn> f = new CompletableFuture<>();
+        if (failure != null) {
+            f.completeExceptionally(new IllegalStateException("site " + site + " stopped following the others: " + failure));
+            return f;
+        }
         synchronized (this) {
             waiting.put(r.id(), f);
             submittedHere.put(r.id(), r);
@@ -150,6 +200,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     // ------------------------------------------------------------------ deliveries
 
     @Override public void optimistic(GcsMessage m) {
+        if (failure != null) return;   // fail-stop: a failed replica does nothing more
         TxnRequest r = TxnRequestCodec.decode(m.payload());
         if (r.kind() != TxnRequest.Kind.AUTOCOMMIT) return;   // blocks act on final delivery only
         synchronized (this) {
@@ -160,6 +211,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     }
 
     @Override public void ordered(GcsMessage m, long gsn) {
+        if (failure != null) return;
         TxnRequest r = TxnRequestCodec.decode(m.payload());
         lastGsn = gsn;
         synchronized (this) {
@@ -275,6 +327,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     }
 
     @Override public void viewChanged(GcsView v) {
+        if (failure != null) return;
         GcsView before = view;
         view = v;
         if (!v.primary()) {
@@ -284,7 +337,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         if (v.joined() && v.firstGsn() > lastGsn + 1) {
             // back in the primary component (after a partition, or started late) without what the others
             // ordered meanwhile: serving from this replica would silently diverge
-            fatal.accept("site " + site + " re-entered the primary component at GSN " + v.firstGsn() + " but last delivered GSN " + lastGsn
+            fail("site " + site + " re-entered the primary component at GSN " + v.firstGsn() + " but last delivered GSN " + lastGsn
                     + ": its replica lacks " + (v.firstGsn() - 1 - lastGsn) + " transactions the others committed. It stops; rebuild its replica"
                     + " from another site's (state transfer is not implemented yet) and start it again.");
             return;
@@ -319,6 +372,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
 
     /** A write set another site shipped (RELIABLE): applied once its transaction is granted and final here. */
     @Override public void reliable(GcsMessage m) {
+        if (failure != null) return;
         WriteSetMessage w;
         try {
             w = WriteSetMessageCodec.decode(m.payload());
@@ -454,12 +508,12 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
                     return;
                 }
                 t.state = Txn.State.FAILED;
-                fatal.accept("site " + site + " could not apply the write set of " + t.request.id() + " after " + t.attempts + " attempts");
+                fail("site " + site + " could not apply the write set of " + t.request.id() + " after " + t.attempts + " attempts");
                 finish(t);
             }
             case ERROR -> {
                 t.state = Txn.State.FAILED;
-                fatal.accept("site " + site + " could not apply the write set of " + t.request.id() + ": this replica no longer follows the others");
+                fail("site " + site + " could not apply the write set of " + t.request.id() + ": this replica no longer follows the others");
                 finish(t);
             }
         }

@@ -134,6 +134,23 @@ public final class LocalPostgres implements AutoCloseable {
         stop();
     }
 
+    /** Starts the server in {@code dataDir} unless one runs there already (after a crash of PostgreSQL, say). */
+    public synchronized void startIfStopped() throws IOException {
+        Process p = new ProcessBuilder(asPostgres(List.of(bin.pgCtl().toString(), "-D", dataDir.toString(), "status")))
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        try {
+            if (p.waitFor() == 0) {   // pg_ctl status: 0 running, 3 not running
+                running = true;
+                return;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted", e);
+        }
+        running = false;
+        start();
+    }
+
     /** Stops like a crash: immediate shutdown, no checkpoint. */
     public synchronized void crash() throws IOException {
         if (!running) return;

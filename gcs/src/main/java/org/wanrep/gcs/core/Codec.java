@@ -37,6 +37,7 @@ public final class Codec {
                 }
                 case Proto.Ack a -> {
                     out.writeByte(ACK); out.writeLong(a.epoch()); out.writeLong(a.heldThrough()); writeVector(out, a.received());
+                    out.writeLong(a.stamp()); writeVector(out, a.echo());
                 }
                 case Proto.FlushState s -> {
                     out.writeByte(FLUSH_STATE); out.writeLong(s.viewId()); writeEpoch(out, s.installedEpoch());
@@ -72,7 +73,7 @@ public final class Codec {
                     for (int i = 0; i < n; i++) ids.add(readId(in));
                     yield new Proto.Order(epoch, first, ids);
                 }
-                case ACK -> new Proto.Ack(in.readLong(), in.readLong(), readVector(in));
+                case ACK -> new Proto.Ack(in.readLong(), in.readLong(), readVector(in), in.readLong(), readVector(in));
                 case FLUSH_STATE -> new Proto.FlushState(in.readLong(), readEpoch(in), readStrings(in), in.readBoolean(),
                         readEpoch(in), readEpoch(in), readStrings(in), in.readLong(),
                         in.readLong(), readAssignments(in), readHeld(in), readVector(in));

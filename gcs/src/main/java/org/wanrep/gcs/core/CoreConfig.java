@@ -11,9 +11,19 @@ import java.util.List;
  * @param maxOrderBatch the sequencer sends an ORDER message at the latest when this many messages wait
  * @param mayBootstrap  whether this member may form a new group's first primary view; false for a new
  *                      incarnation joining a group that has history (it must never start a second one)
+ * @param heartbeatMs   an acknowledgement goes out at least this often, traffic or not (it carries the lease)
+ * @param leaseMs       how long after a stamp every other member echoed this member may still take its
+ *                      replica as current; must stay well below the failure detector's timeout
  */
 public record CoreConfig(List<String> sites, String sequencerSite, long ackIntervalMs, int maxOrderBatch,
-                         boolean mayBootstrap) {
+                         boolean mayBootstrap, long heartbeatMs, long leaseMs) {
+    /** Default lease timing for a failure detector that suspects after 8 s (the JGroups stack's FD_ALL3). */
+    public static final long DEFAULT_HEARTBEAT_MS = 500, DEFAULT_LEASE_MS = 4000;
+
+    public CoreConfig(List<String> sites, String sequencerSite, long ackIntervalMs, int maxOrderBatch, boolean mayBootstrap) {
+        this(sites, sequencerSite, ackIntervalMs, maxOrderBatch, mayBootstrap, DEFAULT_HEARTBEAT_MS, DEFAULT_LEASE_MS);
+    }
+
     public CoreConfig {
         if (sites == null || sites.isEmpty()) throw new IllegalArgumentException("no sites configured");
         sites = List.copyOf(sites);
@@ -22,9 +32,10 @@ public record CoreConfig(List<String> sites, String sequencerSite, long ackInter
             throw new IllegalArgumentException("sequencer site '" + sequencerSite + "' is not one of " + sites);
         if (ackIntervalMs < 0) throw new IllegalArgumentException("ackIntervalMs < 0");
         if (maxOrderBatch < 1) throw new IllegalArgumentException("maxOrderBatch < 1");
+        if (heartbeatMs < 1 || leaseMs <= heartbeatMs) throw new IllegalArgumentException("need 0 < heartbeatMs < leaseMs");
     }
 
     public static CoreConfig of(List<String> sites) { return new CoreConfig(sites, null, 2, 500, true); }
 
-    public CoreConfig withBootstrap(boolean b) { return new CoreConfig(sites, sequencerSite, ackIntervalMs, maxOrderBatch, b); }
+    public CoreConfig withBootstrap(boolean b) { return new CoreConfig(sites, sequencerSite, ackIntervalMs, maxOrderBatch, b, heartbeatMs, leaseMs); }
 }

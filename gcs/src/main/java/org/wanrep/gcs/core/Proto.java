@@ -21,9 +21,14 @@ public sealed interface Proto {
 
     /**
      * Stability: the sender holds every slot up to {@code heldThrough} (order and data), and has
-     * received every message of each sender up to {@code received.get(sender)}.
+     * received every message of each sender up to {@code received.get(sender)}. Also the read lease
+     * (see {@link TotalOrderCore#leaseExpiry}): {@code stamp} is the sender's clock when it sent this,
+     * {@code echo} the latest stamp the sender received from each member.
      */
-    record Ack(long epoch, long heldThrough, Map<String, Long> received) implements Proto {}
+    record Ack(long epoch, long heldThrough, Map<String, Long> received, long stamp, Map<String, Long> echo) implements Proto {
+        /** An acknowledgement that carries no lease information (stamp 0, nothing echoed). */
+        public Ack(long epoch, long heldThrough, Map<String, Long> received) { this(epoch, heldThrough, received, 0, Map.of()); }
+    }
 
     /** One slot assignment; {@code id == null} is a skipped slot. {@code level} ranks authorities (see Slots). */
     record Assignment(long slot, MsgId id, long level) {}

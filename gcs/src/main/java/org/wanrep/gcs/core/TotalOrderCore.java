@@ -81,6 +81,10 @@ public final class TotalOrderCore {
     private boolean ackDirty;
     private long lastAckAt = Long.MIN_VALUE / 2;
 
+    // --- read lease: the latest stamp each member sent us (echoed back), and ours as each member echoed it
+    private final Map<String, Long> stampFrom = new HashMap<>();
+    private final Map<String, Long> echoedMine = new HashMap<>();
+
     // --- flush
     private final Map<String, Proto.FlushState> reports = new HashMap<>();
     private final Set<String> proposalAcks = new HashSet<>();
@@ -209,6 +213,30 @@ public final class TotalOrderCore {
     private void onAck(String from, Proto.Ack a) {
         ackHeld.merge(from, a.heldThrough(), Math::max);
         ackReceived.put(from, a.received());
+        stampFrom.merge(from, a.stamp(), Math::max);
+        Long mine = a.echo().get(self);
+        if (mine != null) echoedMine.merge(from, mine, Math::max);
+    }
+
+    /**
+     * Until when (on this member's clock, the one passed as {@code now}) this member may take its
+     * replica as current: no primary view without it can exist before then. Every other member of the
+     * installed epoch echoed a stamp of ours sent at time s, so it heard from us at s or later and its
+     * failure detector cannot suspect us before s plus its timeout; any member may start an exclusion,
+     * hence the minimum over all of them. After a pause (SIGSTOP) or a partition the echoes stop, the
+     * lease runs out, and traffic buffered from before cannot renew it (it echoes old stamps).
+     * {@code Long.MIN_VALUE} outside the primary component.
+     */
+    public long leaseExpiry() {
+        if (mode != Mode.NORMAL) return Long.MIN_VALUE;
+        long oldest = Long.MAX_VALUE;
+        for (String m : members) {
+            if (m.equals(self)) continue;
+            Long e = echoedMine.get(m);
+            if (e == null) return Long.MIN_VALUE;
+            oldest = Math.min(oldest, e);
+        }
+        return oldest == Long.MAX_VALUE ? Long.MAX_VALUE : oldest + cfg.leaseMs();
     }
 
     private void advanceHeld() {
@@ -250,10 +278,10 @@ public final class TotalOrderCore {
     public void onTick(long now) {
         if (mode != Mode.NORMAL) return;
         if (self.equals(sequencer)) flushOrders();
-        if (ackDirty && now - lastAckAt >= cfg.ackIntervalMs()) {
+        if ((ackDirty && now - lastAckAt >= cfg.ackIntervalMs()) || now - lastAckAt >= cfg.heartbeatMs()) {
             ackDirty = false;
             lastAckAt = now;
-            fx.send(null, new Proto.Ack(installedEpoch, heldThrough, Map.copyOf(received)));
+            fx.send(null, new Proto.Ack(installedEpoch, heldThrough, Map.copyOf(received), now, Map.copyOf(stampFrom)));
         }
         deliverReady();
         collectGarbage();
@@ -441,6 +469,9 @@ public final class TotalOrderCore {
         installedViewId = p.viewId();
         accepted = null;
         members = List.copyOf(p.members());
+        stampFrom.keySet().retainAll(members);
+        echoedMine.keySet().retainAll(members);
+        lastAckAt = Long.MIN_VALUE / 2;   // a heartbeat at the next tick: the new members' leases start at once
         sequencer = sequencerOf(members);
         slots.clear();
         held.clear();

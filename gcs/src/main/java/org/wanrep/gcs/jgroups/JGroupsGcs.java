@@ -57,6 +57,8 @@ public final class JGroupsGcs implements Gcs, Receiver {
     private volatile Map<String, Address> addresses = Map.of();
     private volatile GcsView view;
     private volatile boolean closed;
+    /** {@link TotalOrderCore#leaseExpiry()} as of the core's last step: read without the lock on every client request. */
+    private volatile long leaseUntil = Long.MIN_VALUE;
 
     private JGroupsGcs(GcsSettings s, GcsListener listener, Consumer<JChannel> customize) throws Exception {
         this.settings = s;
@@ -113,6 +115,7 @@ public final class JGroupsGcs implements Gcs, Receiver {
         lock.lock();
         try {
             r.run();
+            leaseUntil = core.leaseExpiry();
         } catch (RuntimeException e) {
             LOG.error("{}: total-order protocol failed: {}", self, e.toString(), e);
             throw e;
@@ -137,6 +140,7 @@ public final class JGroupsGcs implements Gcs, Receiver {
     }
 
     @Override public String self() { return self; }
+    @Override public boolean current() { return !closed && now() < leaseUntil; }
     @Override public GcsView view() { return view; }
     public JChannel channel() { return channel; }
     public boolean isPrimary() { lock.lock(); try { return core.isPrimary(); } finally { lock.unlock(); } }

@@ -1,0 +1,94 @@
+package org.wanrep.cluster;
+
+import org.junit.jupiter.api.Test;
+import org.wanrep.config.Config;
+
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A site paused (SIGSTOP) long enough for the others to exclude it and commit without it must not
+ * answer from its stale replica once it resumes (it served stale reads for ~11 s before): its lease
+ * ran out while it was stopped, so it refuses every request, then stops for good when it finds it
+ * missed transactions. Real processes, as `cluster up` runs them.
+ */
+class PausedSiteTest {
+    @Test
+    void aResumedSiteAnswersNothingFromItsStaleReplica() throws Exception {
+        // readable by the postgres user, which initdb runs as when the tests run as root
+        Path dir = Files.createTempDirectory("wanrep-paused",
+                java.nio.file.attribute.PosixFilePermissions.asFileAttribute(java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x")));
+        PrintStream quiet = new PrintStream(java.io.OutputStream.nullOutputStream());
+        ClusterLayout layout = LocalCluster.up(dir, 3, "lan", Config.build(java.util.Map.of("delivery", "safe"), List.of()), quiet);
+        try {
+            ClusterLayout.SiteEntry a = layout.sites().get(0), c = layout.sites().get(2);
+            try (Connection x = connect(a); Statement st = x.createStatement()) {
+                st.execute("CREATE TABLE t (id serial PRIMARY KEY, v int)");
+            }
+            AtomicBoolean stop = new AtomicBoolean();
+            AtomicInteger acked = new AtomicInteger();
+            Thread writer = Thread.ofPlatform().start(() -> {
+                try (Connection x = connect(a); Statement st = x.createStatement()) {
+                    while (!stop.get()) {
+                        try {
+                            st.execute("INSERT INTO t (v) VALUES (1)");
+                            acked.incrementAndGet();
+                        } catch (SQLException e) {
+                            Thread.sleep(50);   // the view change when c is excluded
+                        }
+                    }
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+            });
+            Thread.sleep(1500);
+            signal("STOP", c.middleware_pid());
+            Thread.sleep(14_000);   // beyond the failure detector (8 s) and the verification: c is excluded
+            int before = acked.get();
+            assertThat(before).as("the majority went on while c was paused").isGreaterThan(0);
+            signal("CONT", c.middleware_pid());
+            // from the moment it resumes: every request at c fails (or finds c gone), none returns a row
+            long end = System.nanoTime() + 8_000_000_000L;
+            int refused = 0;
+            while (System.nanoTime() < end) {
+                try (Connection x = connect(c); Statement st = x.createStatement(); ResultSet rs = st.executeQuery("SELECT count(*) FROM t")) {
+                    rs.next();
+                    throw new AssertionError("site c answered from its stale replica: " + rs.getInt(1) + " rows, while " + acked.get() + " were acknowledged");
+                } catch (SQLException e) {
+                    refused++;
+                }
+                Thread.sleep(100);
+            }
+            assertThat(refused).isGreaterThan(0);
+            stop.set(true);
+            writer.join();
+        } finally {
+            LocalCluster.down(dir, quiet);
+        }
+    }
+
+    private static Connection connect(ClusterLayout.SiteEntry e) throws SQLException {
+        Properties p = new Properties();
+        p.setProperty("user", "postgres");
+        p.setProperty("connectTimeout", "5");
+        p.setProperty("socketTimeout", "20");
+        return DriverManager.getConnection("jdbc:postgresql://" + e.proxy_host() + ":" + e.proxy_port() + "/postgres", p);
+    }
+
+    private static void signal(String sig, long pid) throws Exception {
+        Process p = new ProcessBuilder("kill", "-" + sig, Long.toString(pid)).inheritIO().start();
+        assertThat(p.waitFor()).isZero();
+    }
+}
