@@ -112,7 +112,7 @@ public final class ClusterCommand implements Runnable {
 
         @Override public Integer call() throws Exception {
             ClusterLayout.read(dir);
-            Map<String, String> verdict = LocalCluster.check(dir, database);
+            Map<String, String> verdict = LocalCluster.check(dir, database, System.out);
             boolean same = true;
             System.out.printf("%-40s %s%n", "table", "verdict");
             for (Map.Entry<String, String> e : verdict.entrySet()) {

@@ -225,10 +225,21 @@ public final class LocalCluster {
 
     /** Compares every user table across the replicas of database {@code db}; verdict per table. */
     public static Map<String, String> check(Path dir, String db) throws IOException, SQLException {
+        return check(dir, db, null);
+    }
+
+    /**
+     * Compares every user table across the replicas of the serving sites, once they have all delivered
+     * the same transactions and finished them (a check while updates are still being applied would see
+     * differences that are only delay). Sites that do not serve (stopped, or not current) are left out
+     * and named on {@code out}: their replicas are stale by design and they answer nothing.
+     */
+    public static Map<String, String> check(Path dir, String db, PrintStream out) throws IOException, SQLException {
         ClusterLayout layout = ClusterLayout.read(dir);
+        List<ClusterLayout.SiteEntry> serving = awaitQuiescent(layout, db, Duration.ofSeconds(60), out);
         List<String> names = new ArrayList<>();
         List<Map<String, TableDigest.Digest>> digests = new ArrayList<>();
-        for (ClusterLayout.SiteEntry e : layout.sites()) {
+        for (ClusterLayout.SiteEntry e : serving) {
             Properties p = new Properties();
             p.setProperty("user", "postgres");
             try (Connection c = DriverManager.getConnection("jdbc:postgresql://" + e.pg_host() + ":" + e.pg_port() + "/" + db, p)) {
@@ -237,5 +248,55 @@ public final class LocalCluster {
             }
         }
         return TableDigest.compare(names, digests);
+    }
+
+    /** One site's answer to {@code SHOW wanrep.sites}: null when its proxy does not answer. */
+    private static List<String> siteState(ClusterLayout.SiteEntry e, String db) {
+        Properties p = new Properties();
+        p.setProperty("user", "postgres");
+        p.setProperty("connectTimeout", "3");
+        p.setProperty("socketTimeout", "10");
+        try (Connection c = DriverManager.getConnection("jdbc:postgresql://" + e.proxy_host() + ":" + e.proxy_port() + "/" + db, p);
+             java.sql.Statement st = c.createStatement(); java.sql.ResultSet rs = st.executeQuery("SHOW wanrep.sites")) {
+            if (!rs.next()) return null;
+            return List.of(rs.getString("state"), rs.getString("last_gsn"), rs.getString("pending"));
+        } catch (SQLException ex) {
+            return null;
+        }
+    }
+
+    /** The serving sites, once they show the same last GSN and nothing pending (or after {@code timeout}, as they are). */
+    private static List<ClusterLayout.SiteEntry> awaitQuiescent(ClusterLayout layout, String db, Duration timeout, PrintStream out) {
+        long end = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            List<ClusterLayout.SiteEntry> serving = new ArrayList<>();
+            java.util.Set<String> gsns = new java.util.HashSet<>();
+            boolean idle = true;
+            List<String> notes = new ArrayList<>();
+            for (ClusterLayout.SiteEntry e : layout.sites()) {
+                List<String> st = siteState(e, db);
+                if (st == null || !st.get(0).equals("serving")) {
+                    notes.add("site " + e.name() + ": " + (st == null ? "proxy does not answer" : st.get(0)) + ", its replica is not compared");
+                    continue;
+                }
+                serving.add(e);
+                gsns.add(st.get(1));
+                idle &= st.get(2).equals("0");
+            }
+            boolean settled = gsns.size() <= 1 && idle;
+            if (settled || System.nanoTime() > end) {
+                if (out != null) {
+                    notes.forEach(out::println);
+                    if (!settled) out.println("the serving sites did not settle on one GSN within " + timeout.toSeconds() + " s: compared as they are");
+                }
+                return serving;
+            }
+            try {
+                Thread.sleep(100);
+            } catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+                return serving;
+            }
+        }
     }
 }

@@ -643,26 +643,15 @@ public final class ClientSession implements Runnable {
                 + (e.hint() == null ? "" : ", HINT = '" + e.hint().replace("$", "").replace("'", "''") + "'") + "; END$wanrep$";
     }
 
-    private static final java.util.regex.Pattern OWN_COMMAND =
-            java.util.regex.Pattern.compile("(?is)\\s*(show|reset)\\s+wanrep\\.phases\\s*;?\\s*");
-
-    /**
-     * wanrep's own commands, answered here: {@code SHOW wanrep.phases} (the response-time breakdown of
-     * updates that originated at this site) and {@code RESET wanrep.phases}.
-     */
+    /** wanrep's own commands ({@link OwnCommands}), as a simple Query. */
     private boolean answerOwnCommand(String sql) throws IOException {
-        java.util.regex.Matcher m = OWN_COMMAND.matcher(sql);
-        if (!m.matches()) return false;
-        if (m.group(1).equalsIgnoreCase("reset")) {
-            ctx.engine().phaseStats().reset();
-            client.write(Messages.commandComplete("RESET"));
-        } else {
-            client.write(Messages.rowDescription(List.of("phase", "count", "mean_ms", "p50_ms", "p99_ms")));
-            List<org.wanrep.txn.PhaseStats.Summary> ss = ctx.engine().phaseStats().summaries();
-            for (org.wanrep.txn.PhaseStats.Summary x : ss)
-                client.write(Messages.dataRow(List.of(x.phase(), Long.toString(x.count()), fmt(x.meanMs()), fmt(x.p50Ms()), fmt(x.p99Ms()))));
-            client.write(Messages.commandComplete("SHOW"));
+        OwnCommands.Answer a = OwnCommands.answer(sql, ctx);
+        if (a == null) return false;
+        if (a.columns() != null) {
+            client.write(Messages.rowDescription(a.columns()));
+            for (List<String> row : a.rows()) client.write(Messages.dataRow(row));
         }
+        client.write(Messages.commandComplete(a.tag()));
         client.write(Messages.readyForQuery(backend.status()));
         return true;
     }
@@ -672,31 +661,26 @@ public final class ClientSession implements Runnable {
         String text = null;
         for (WireMessage m : unit) {
             if (m.kind() == 'P') {
-                if (!OWN_COMMAND.matcher(Messages.parseQuery(m)).matches() || !Messages.parseName(m).isEmpty()) return false;
+                if (!OwnCommands.matches(Messages.parseQuery(m)) || !Messages.parseName(m).isEmpty()) return false;
                 text = Messages.parseQuery(m);
             } else if (m.kind() == 'B' && !Messages.bindNames(m)[1].isEmpty()) return false;
             else if (m.kind() != 'B' && m.kind() != 'D' && m.kind() != 'E' && m.kind() != 'S') return false;
         }
         if (text == null) return false;
-        boolean reset = text.trim().toLowerCase(java.util.Locale.ROOT).startsWith("reset");
-        List<String> cols = List.of("phase", "count", "mean_ms", "p50_ms", "p99_ms");
+        OwnCommands.Answer a = null;
         for (WireMessage m : unit) {
             switch (m.kind()) {
                 case 'P' -> client.write(WireMessage.of('1', new byte[0]));
                 case 'B' -> client.write(WireMessage.of('2', new byte[0]));
                 case 'D' -> {
-                    if (m.payload()[0] == 'S') client.write(new org.wanrep.wire.PayloadWriter().int16(0).message('t'));
-                    client.write(reset ? WireMessage.of('n', new byte[0]) : Messages.rowDescription(cols));
+                    if (m.payload().length > 0 && m.payload()[0] == 'S') client.write(new org.wanrep.wire.PayloadWriter().int16(0).message('t'));
+                    if (a == null) a = OwnCommands.answer(text, ctx);
+                    client.write(a.columns() == null ? WireMessage.of('n', new byte[0]) : Messages.rowDescription(a.columns()));
                 }
                 case 'E' -> {
-                    if (reset) {
-                        ctx.engine().phaseStats().reset();
-                        client.write(Messages.commandComplete("RESET"));
-                    } else {
-                        for (org.wanrep.txn.PhaseStats.Summary x : ctx.engine().phaseStats().summaries())
-                            client.write(Messages.dataRow(List.of(x.phase(), Long.toString(x.count()), fmt(x.meanMs()), fmt(x.p50Ms()), fmt(x.p99Ms()))));
-                        client.write(Messages.commandComplete("SHOW"));
-                    }
+                    if (a == null) a = OwnCommands.answer(text, ctx);
+                    for (List<String> row : a.rows()) client.write(Messages.dataRow(row));
+                    client.write(Messages.commandComplete(a.tag()));
                 }
                 case 'S' -> client.write(Messages.readyForQuery(backend.status()));
                 default -> { }
@@ -705,7 +689,6 @@ public final class ClientSession implements Runnable {
         return true;
     }
 
-    private static String fmt(double v) { return String.format(java.util.Locale.ROOT, "%.3f", v); }
 
     // ------------------------------------------------------------------ relaying
 

@@ -193,7 +193,9 @@ public final class SqlClassifier extends UnitClassifier {
         boolean writesSomething = update || !writes.isEmpty();
         reads.removeAll(writes);
         return new UnitAnalysis(writesSomething ? Route.UPDATE : Route.LOCAL, TableSet.of(reads, writes), kw.random(), kw.timeFunctions(),
-                kw.catalogChange() && writesSomething && isDdlish(stmt), null);
+                // TRUNCATE: logical decoding carries no write set for it, so it runs at every site (symmetric), as DDL does,
+                // also inside a block (whose write set would otherwise be refused after the block committed here)
+                kw.catalogChange() && writesSomething && (isDdlish(stmt) || parsed instanceof Truncate), null);
     }
 
     /**

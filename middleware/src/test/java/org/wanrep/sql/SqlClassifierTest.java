@@ -46,6 +46,15 @@ class SqlClassifierTest {
         assertThat(a("UPDATE \"Mixed\".\"Case\" SET x = 1").tables().writes()).containsExactly("Mixed.Case");
     }
 
+    /** TRUNCATE leaves no write set in logical decoding: it must run everywhere, as DDL does (also in a block). */
+    @Test
+    void truncateRunsAtEverySite() {
+        UnitAnalysis t = a("truncate table accounts, history");
+        assertThat(t.route()).isEqualTo(Route.UPDATE);
+        assertThat(t.catalogChange()).isTrue();
+        assertThat(t.tables().writes()).contains("public.accounts", "public.history");
+    }
+
     /** A call of a configured writing function in SQL the parser cannot follow is still an update, of every table. */
     @Test
     void unparseableQueryCallingAWritingFunctionIsAnUpdateOfEverything() {

@@ -1,0 +1,57 @@
+package org.wanrep.frontend;
+
+import org.wanrep.txn.PhaseStats;
+import org.wanrep.txn.ReplicationEngine;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * wanrep's own commands, answered by the proxy without the replica: {@code SHOW wanrep.phases} (the
+ * response-time breakdown of updates that originated at this site), {@code RESET wanrep.phases}, and
+ * {@code SHOW wanrep.sites} (this site's state: serving or not, the last GSN delivered, the delivered
+ * transactions not finished yet, the members of its view). They work whether the site is current or not.
+ */
+final class OwnCommands {
+    private OwnCommands() {}
+
+    /** What a command answers: a command tag, and columns and rows (none for RESET). */
+    record Answer(String tag, List<String> columns, List<List<String>> rows) {}
+
+    private static final Pattern COMMAND = Pattern.compile("(?is)\\s*(show|reset)\\s+wanrep\\.(phases|sites)\\s*;?\\s*");
+
+    /** The answer to {@code sql} if it is one of our commands, else null (nothing is done). */
+    static Answer answer(String sql, SiteContext ctx) {
+        Matcher m = COMMAND.matcher(sql);
+        if (!m.matches()) return null;
+        boolean reset = m.group(1).equalsIgnoreCase("reset");
+        String what = m.group(2).toLowerCase(Locale.ROOT);
+        ReplicationEngine e = ctx.engine();
+        if (what.equals("phases")) {
+            if (reset) {
+                e.phaseStats().reset();
+                return new Answer("RESET", null, List.of());
+            }
+            List<List<String>> rows = new ArrayList<>();
+            for (PhaseStats.Summary x : e.phaseStats().summaries())
+                rows.add(List.of(x.phase(), Long.toString(x.count()), fmt(x.meanMs()), fmt(x.p50Ms()), fmt(x.p99Ms())));
+            return new Answer("SHOW", List.of("phase", "count", "mean_ms", "p50_ms", "p99_ms"), rows);
+        }
+        if (reset) return null;   // RESET wanrep.sites means nothing: PostgreSQL answers it
+        String state = e.failure() != null ? "stopped" : e.current() ? "serving" : "not current";
+        var view = e.view();
+        List<String> row = new ArrayList<>(List.of(ctx.site(), state, Long.toString(e.lastGsn()), Integer.toString(e.pending()),
+                view == null ? "" : String.join(",", view.members())));
+        return new Answer("SHOW", List.of("site", "state", "last_gsn", "pending", "members"), List.of(row));
+    }
+
+    static boolean matches(String sql) {
+        Matcher m = COMMAND.matcher(sql);
+        return m.matches() && !(m.group(1).equalsIgnoreCase("reset") && m.group(2).equalsIgnoreCase("sites"));
+    }
+
+    private static String fmt(double v) { return String.format(Locale.ROOT, "%.3f", v); }
+}
