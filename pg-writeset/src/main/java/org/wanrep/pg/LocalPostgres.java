@@ -192,11 +192,35 @@ public final class LocalPostgres implements AutoCloseable {
             throw new IOException(what + " failed (exit " + p.exitValue() + "): " + String.join(" ", cmd) + "\n" + out.strip());
     }
 
+    /**
+     * A port free now, drawn below the kernel's ephemeral range: a port the kernel hands out to outgoing
+     * connections (as {@code bind(0)} does) can be taken by any client socket before our server binds it.
+     */
     public static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket()) {
-            s.setReuseAddress(true);
-            s.bind(new InetSocketAddress("127.0.0.1", 0));
-            return s.getLocalPort();
+        int[] range = ephemeralRange();
+        int low = 10_000, high = Math.max(low + 1000, range[0]);
+        java.util.concurrent.ThreadLocalRandom r = java.util.concurrent.ThreadLocalRandom.current();
+        for (int i = 0; i < 1000; i++) {
+            int p = low + r.nextInt(high - low);
+            if (p >= range[0] && p <= range[1]) continue;
+            try (ServerSocket s = new ServerSocket()) {
+                s.setReuseAddress(false);
+                s.bind(new InetSocketAddress("127.0.0.1", p));
+                return p;
+            } catch (IOException busy) {
+                // taken: draw again
+            }
+        }
+        throw new IOException("no free port found in " + low + "-" + high);
+    }
+
+    /** The kernel's ephemeral port range (Linux), or the IANA default elsewhere. */
+    static int[] ephemeralRange() {
+        try {
+            String[] f = Files.readString(Path.of("/proc/sys/net/ipv4/ip_local_port_range")).trim().split("\\s+");
+            return new int[]{Integer.parseInt(f[0]), Integer.parseInt(f[1])};
+        } catch (IOException | RuntimeException e) {
+            return new int[]{49152, 65535};
         }
     }
 

@@ -43,12 +43,22 @@ public record GcsSettings(String cluster, String site, String incarnation, List<
     public static List<Integer> freePorts(int n) {
         List<Integer> out = new java.util.ArrayList<>();
         java.util.Random r = new java.util.Random();
+        // below the kernel's ephemeral range, which any outgoing connection may take before we bind
+        int low = 10_000, high = Math.max(low + 1000, ephemeralLow() - 101);
         while (out.size() < n) {
-            int p = 20000 + r.nextInt(30000);
+            int p = low + r.nextInt(high - low);
             if (out.contains(p) || !free(p) || !free(p + 100)) continue;
             out.add(p);
         }
         return out;
+    }
+
+    private static int ephemeralLow() {
+        try {
+            return Integer.parseInt(java.nio.file.Files.readString(java.nio.file.Path.of("/proc/sys/net/ipv4/ip_local_port_range")).trim().split("\\s+")[0]);
+        } catch (java.io.IOException | RuntimeException e) {
+            return 49152;
+        }
     }
 
     private static boolean free(int port) {
