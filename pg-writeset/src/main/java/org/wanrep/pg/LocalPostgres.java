@@ -214,10 +214,10 @@ public final class LocalPostgres implements AutoCloseable {
         throw new IOException("no free port found in " + low + "-" + high);
     }
 
-    /** The kernel's ephemeral port range (Linux), or the IANA default elsewhere. */
+    /** The kernel's ephemeral port range (Linux), or the IANA default elsewhere. (readString reads 1 byte of this procfs file on JDK 25.) */
     static int[] ephemeralRange() {
         try {
-            String[] f = Files.readString(Path.of("/proc/sys/net/ipv4/ip_local_port_range")).trim().split("\\s+");
+            String[] f = Files.readAllLines(Path.of("/proc/sys/net/ipv4/ip_local_port_range")).get(0).trim().split("\\s+");
             return new int[]{Integer.parseInt(f[0]), Integer.parseInt(f[1])};
         } catch (IOException | RuntimeException e) {
             return new int[]{49152, 65535};

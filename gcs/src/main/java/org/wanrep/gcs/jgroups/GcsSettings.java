@@ -55,7 +55,7 @@ public record GcsSettings(String cluster, String site, String incarnation, List<
 
     private static int ephemeralLow() {
         try {
-            return Integer.parseInt(java.nio.file.Files.readString(java.nio.file.Path.of("/proc/sys/net/ipv4/ip_local_port_range")).trim().split("\\s+")[0]);
+            return Integer.parseInt(java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/sys/net/ipv4/ip_local_port_range")).get(0).trim().split("\\s+")[0]);
         } catch (java.io.IOException | RuntimeException e) {
             return 49152;
         }
