@@ -312,7 +312,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
     }
 
     /** A seed in [-1, 1] derived from the origin's random 64-bit value. */
-    static String seedValue(long seed) { return Double.toString((seed % 1_000_000_000L) / 1_000_000_000.0); }
+    public static String seedValue(long seed) { return Double.toString((seed % 1_000_000_000L) / 1_000_000_000.0); }
 
     static String literal(String s) { return "'" + s.replace("'", "''") + "'"; }
 

@@ -62,6 +62,8 @@ public final class ClientSession implements Runnable {
     private static final class Block {
         final long commitsAtBegin;
         final long timestampMicros = nowMicros();
+        /** random()'s seed for the block, here at BEGIN and at every other site before its log. */
+        final long seed = RANDOM.nextLong() | 1;
         final List<WireMessage> log = new ArrayList<>();
         final Set<String> definedInLog = new HashSet<>();
         RequestId exclusive;
@@ -343,7 +345,7 @@ public final class ClientSession implements Runnable {
             if (unit == null) return;
         }
         long ts = nowMicros();
-        long seed = a.random() ? RANDOM.nextLong() | 1 : 0;
+        long seed = RANDOM.nextLong() | 1;   // always: a function body may call random() where the classifier cannot see it
         List<WireMessage> local = unit;
         TxnRequest r = new TxnRequest(ctx.engine().nextId(), TxnRequest.Kind.AUTOCOMMIT, a.tables(), database,
                 selfContained(local, new HashSet<>()), ts, seed, settings);
@@ -442,7 +444,8 @@ public final class ClientSession implements Runnable {
         }
         // the block's time, which its statement log carries to the other sites
         if (backend.status() == 'T') {
-            PgError e = backend.run("SELECT pg_catalog.set_config('" + TimeRewriting.SETTING + "', '" + TimeRewriting.format(block.timestampMicros) + "', true)");
+            PgError e = backend.run("SELECT pg_catalog.set_config('" + TimeRewriting.SETTING + "', '" + TimeRewriting.format(block.timestampMicros) + "', true), "
+                    + "pg_catalog.setseed(" + WireTxnExecutor.seedValue(block.seed) + ")");
             if (e != null) LOG.warn("could not fix the block's time: {}", e);
         }
     }
@@ -527,7 +530,7 @@ public final class ClientSession implements Runnable {
             return;
         }
         TxnRequest log = new TxnRequest(b.exclusive, TxnRequest.Kind.STATEMENT_LOG, TableSet.allTables(), database, b.log,
-                b.timestampMicros, 0, settings);
+                b.timestampMicros, b.seed, settings);
         if (b.ddl) log = log.changingCatalog();
         try {
             ctx.engine().submit(log).get();

@@ -20,15 +20,23 @@ import java.util.regex.Pattern;
  * statements prepared once and executed in many transactions. Only code is rewritten, never string
  * literals, quoted identifiers, comments or dollar-quoted bodies. DDL is rewritten too: a column
  * {@code DEFAULT now()} then reads the replicated time as well, instead of each site's clock.
- * Function bodies are not rewritten (their language may not be SQL).
+ * Bodies of functions, procedures and DO blocks in SQL or PL/pgSQL are rewritten too, so that a
+ * function every site runs reads the origin's time; in them also clock_timestamp() and
+ * statement_timestamp() (the origin's transaction time: one value per transaction) and
+ * gen_random_uuid() (built from random(), which every replicated transaction seeds alike).
  */
 public final class TimeRewriting {
     private TimeRewriting() {}
 
     private static final Pattern FUNCS = Pattern.compile(
-            "\\b(now\\s*\\(\\s*\\)|transaction_timestamp\\s*\\(\\s*\\)|current_timestamp(\\s*\\(\\s*\\d+\\s*\\))?|localtimestamp(\\s*\\(\\s*\\d+\\s*\\))?|current_date|localtime(\\s*\\(\\s*\\d+\\s*\\))?|current_time(\\s*\\(\\s*\\d+\\s*\\))?)(?![A-Za-z0-9_$])",
+            "(?<![\\w.$])(?:pg_catalog\\s*\\.\\s*)?(now\\s*\\(\\s*\\)|transaction_timestamp\\s*\\(\\s*\\)|current_timestamp(\\s*\\(\\s*\\d+\\s*\\))?|localtimestamp(\\s*\\(\\s*\\d+\\s*\\))?|current_date|localtime(\\s*\\(\\s*\\d+\\s*\\))?|current_time(\\s*\\(\\s*\\d+\\s*\\))?)(?![A-Za-z0-9_$])",
             Pattern.CASE_INSENSITIVE);
     private static final DateTimeFormatter TS = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss.SSSSSS").withZone(ZoneOffset.UTC);
+
+    /** What inside a body also differs per site: the wall clock and random UUIDs. */
+    private static final Pattern BODY_FUNCS = Pattern.compile(
+            "(?<![\\w.$])(?:pg_catalog\\s*\\.\\s*)?(clock_timestamp|statement_timestamp|gen_random_uuid)\\s*\\(\\s*\\)", Pattern.CASE_INSENSITIVE);
+    private static final String UUID_EXPR = "(pg_catalog.md5(pg_catalog.random()::text || pg_catalog.random()::text)::uuid)";
 
     /** The setting that holds a replicated transaction's timestamp. */
     public static final String SETTING = "wanrep.ts";
@@ -64,7 +72,7 @@ public final class TimeRewriting {
     private static final java.util.concurrent.ConcurrentHashMap<String, String> CACHE = new java.util.concurrent.ConcurrentHashMap<>();
 
     public static String rewrite(String sql) {
-        if (!mentionsTime(sql)) return sql;   // nearly every text: no cache entry, no regex
+        if (!mentionsTime(sql) && !mayDefineCode(sql)) return sql;   // nearly every text: no cache entry, no regex
         String done = CACHE.get(sql);
         if (done != null) return done;
         done = rewriteStatement(sql);
@@ -88,8 +96,20 @@ public final class TimeRewriting {
         return false;
     }
 
-    private static String rewriteStatement(String sql) {
+    /** A cheap first look: only texts that start with CREATE or DO can define code. */
+    private static boolean mayDefineCode(String sql) {
+        int i = 0, n = sql.length();
+        while (i < n && Character.isWhitespace(sql.charAt(i))) i++;
+        if (i >= n) return false;
+        char c = (char) (sql.charAt(i) | 0x20);
+        return (c == 'c' || c == 'd') && org.wanrep.sql.FunctionBodies.definesCode(sql.substring(i));
+    }
+
+    private static String rewriteStatement(String sql) { return rewriteStatement(sql, false); }
+
+    private static String rewriteStatement(String sql, boolean body) {
         String ts = TS_EXPR;
+        boolean bodiesToo = !body && org.wanrep.sql.FunctionBodies.definesCode(sql) && org.wanrep.sql.FunctionBodies.readableLanguage(sql);
         StringBuilder out = new StringBuilder(sql.length() + 32);
         int n = sql.length(), i = 0, codeStart = 0;
         while (i < n) {
@@ -114,20 +134,42 @@ public final class TimeRewriting {
             } else if (c == '$') {
                 Matcher m = Pattern.compile("\\$[A-Za-z_0-9]*\\$").matcher(sql).region(i, n);
                 if (m.lookingAt() && (i == 0 || !Character.isLetterOrDigit(sql.charAt(i - 1)) && sql.charAt(i - 1) != '_')) {
-                    // a dollar-quoted body (a function or DO block): its code runs later, leave it
                     int j = sql.indexOf(m.group(), i + m.group().length());
+                    if (bodiesToo && j > 0) {
+                        // the body of a function or DO block in SQL or PL/pgSQL: its code reads the replicated time too
+                        out.append(rewriteCode(sql.substring(codeStart, i), ts, body));
+                        String tag = m.group();
+                        out.append(tag).append(rewriteStatement(sql.substring(i + tag.length(), j), true)).append(tag);
+                        i = j + tag.length();
+                        codeStart = i;
+                        continue;
+                    }
+                    // any other dollar-quoted text (a string constant, a body in another language): leave it
                     skipTo = j < 0 ? n : j + m.group().length();
                 }
             }
             if (skipTo >= 0) {
-                out.append(rewriteCode(sql.substring(codeStart, i), ts));
+                out.append(rewriteCode(sql.substring(codeStart, i), ts, body));
                 out.append(sql, i, skipTo);
                 i = skipTo;
                 codeStart = i;
             } else i++;
         }
-        out.append(rewriteCode(sql.substring(codeStart), ts));
+        out.append(rewriteCode(sql.substring(codeStart), ts, body));
         return out.toString();
+    }
+
+    private static String rewriteCode(String code, String ts, boolean body) {
+        String timed = rewriteCode(code, ts);
+        if (!body) return timed;
+        Matcher m = BODY_FUNCS.matcher(timed);
+        StringBuilder b = new StringBuilder();
+        while (m.find()) {
+            String f = m.group(1).toLowerCase(Locale.ROOT);
+            m.appendReplacement(b, Matcher.quoteReplacement(f.equals("gen_random_uuid") ? UUID_EXPR : "(" + ts + ")"));
+        }
+        m.appendTail(b);
+        return b.toString();
     }
 
     private static String rewriteCode(String code, String ts) {

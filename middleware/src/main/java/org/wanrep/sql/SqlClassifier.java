@@ -19,6 +19,7 @@ import org.wanrep.wire.PgError;
 
 import java.util.ArrayDeque;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -81,6 +82,15 @@ public final class SqlClassifier extends UnitClassifier {
     }
 
     @Override protected UnitAnalysis analyzeStatement(String stmt) {
+        if (!writeSets && FunctionBodies.definesCode(stmt)) {
+            // every site runs the body: what cannot give the same result everywhere is refused when it is defined
+            List<String> problems = FunctionBodies.problems(stmt);
+            if (!problems.isEmpty())
+                return UnitAnalysis.refused(PgError.error("0A000", "wanrep: " + FunctionBodies.name(stmt)
+                                + " would give different results at different sites under symmetric execution: " + String.join("; ", problems))
+                        .withHint("Add ORDER BY on a unique key, avoid per-server values, or use execution: primary-copy or local-copy "
+                                + "(write-set replication runs it at one site)."));
+        }
         UnitAnalysis kw = super.analyzeStatement(stmt);
         if (kw.route() != Route.UPDATE && kw.route() != Route.LOCAL) return kw;
         String shape = SqlText.normalize(stmt);

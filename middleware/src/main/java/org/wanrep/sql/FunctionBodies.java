@@ -1,0 +1,142 @@
+package org.wanrep.sql;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * What in a function, procedure or DO body cannot be made to give the same result at every site
+ * when every site runs it (symmetric execution). The clock functions and gen_random_uuid() are
+ * rewritten before this runs ({@code frontend.TimeRewriting}) and random() is seeded alike, so what
+ * is left to find is: a FOR loop over a query without ORDER BY whose body writes (rows come in each
+ * replica's physical order, so numbering or choosing by that order differs), LIMIT without ORDER
+ * BY, and built-ins whose value belongs to one server or session. A text this cannot read is not
+ * judged here; unknown function calls lock every table elsewhere.
+ */
+public final class FunctionBodies {
+    private FunctionBodies() {}
+
+    private static final Pattern DEFINES = Pattern.compile("(?is)^\\s*(create\\s+(or\\s+replace\\s+)?(function|procedure)\\b|do\\b)");
+    private static final Pattern NAME = Pattern.compile("(?is)^\\s*create\\s+(?:or\\s+replace\\s+)?(?:function|procedure)\\s+([A-Za-z0-9_.\"]+)");
+    private static final Pattern LANGUAGE = Pattern.compile("(?is)\\blanguage\\s+'?\"?([a-z0-9_]+)");
+    private static final Pattern DOLLAR = Pattern.compile("\\$([A-Za-z_][A-Za-z_0-9]*)?\\$");
+    private static final Pattern FOR_QUERY = Pattern.compile("(?is)\\bfor\\s+[A-Za-z_][A-Za-z_0-9.,\\s]*?\\s+in\\s+(select|with|execute)\\b(.*?)\\bloop\\b(.*?)\\bend\\s+loop\\b");
+    private static final Pattern LIMIT = Pattern.compile("(?is)\\blimit\\b");
+    private static final Pattern ORDER_BY = Pattern.compile("(?is)\\border\\s+by\\b");
+    private static final Pattern WRITES = Pattern.compile("(?is)\\b(insert|update|delete|merge|nextval|setval|return\\s+next|perform)\\b");
+    /** Values of one server or one session: never the same at every site. */
+    static final Set<String> SITE_BOUND = Set.of("pg_backend_pid", "txid_current", "txid_current_if_assigned", "pg_current_xact_id",
+            "pg_current_xact_id_if_assigned", "inet_server_addr", "inet_server_port", "inet_client_addr", "inet_client_port",
+            "pg_postmaster_start_time", "pg_current_wal_lsn", "uuid_generate_v1", "uuid_generate_v1mc", "uuid_generate_v4", "random_normal",
+            "timeofday", "pg_sleep");
+
+    /** Whether {@code stmt} defines a function or procedure or runs a DO block. */
+    public static boolean definesCode(String stmt) { return DEFINES.matcher(stmt).lookingAt(); }
+
+    /** The function's name as written, or "DO block". */
+    public static String name(String stmt) {
+        Matcher m = NAME.matcher(stmt);
+        return m.lookingAt() ? m.group(1) : "DO block";
+    }
+
+    /** Whether the body is SQL or PL/pgSQL (DO blocks default to PL/pgSQL): the languages wanrep reads. */
+    public static boolean readableLanguage(String stmt) {
+        Matcher m = LANGUAGE.matcher(stmt);
+        String lang = null;
+        while (m.find()) lang = m.group(1).toLowerCase(Locale.ROOT);   // the clause after the body, if any, is the last
+        if (lang == null) return true;   // DO defaults to PL/pgSQL; SQL-standard bodies (RETURN, BEGIN ATOMIC) have no LANGUAGE
+        return lang.equals("plpgsql") || lang.equals("sql");
+    }
+
+    /**
+     * The constructs in the bodies of {@code stmt} that would give different results at different
+     * sites, each named with a short excerpt; empty when there are none.
+     */
+    public static List<String> problems(String stmt) {
+        List<String> out = new ArrayList<>();
+        if (!definesCode(stmt)) return out;
+        if (!readableLanguage(stmt)) {
+            Matcher m = LANGUAGE.matcher(stmt);
+            String lang = "?";
+            while (m.find()) lang = m.group(1);
+            out.add("its language " + lang + " (wanrep reads SQL and PL/pgSQL bodies only)");
+            return out;
+        }
+        for (String body : bodies(stmt)) {
+            String code = stripLiteralsAndComments(body);
+            Matcher f = FOR_QUERY.matcher(code);
+            while (f.find()) {
+                String query = f.group(1) + f.group(2), loop = f.group(3);
+                if (f.group(1).equalsIgnoreCase("execute")) {
+                    if (WRITES.matcher(loop).find()) out.add("a FOR loop over dynamic SQL (EXECUTE) that writes: " + excerpt(f.group()));
+                } else if (!ORDER_BY.matcher(query).find() && WRITES.matcher(loop).find()) {
+                    out.add("a FOR loop over a query without ORDER BY that writes (rows come in each replica's own order): " + excerpt(f.group()));
+                }
+            }
+            boolean writes = WRITES.matcher(code).find();   // a body that writes nothing cannot make replicas differ by its order
+            for (String piece : code.split(";")) {
+                if (writes && LIMIT.matcher(piece).find() && !ORDER_BY.matcher(piece).find())
+                    out.add("LIMIT without ORDER BY (which rows it keeps depends on each replica's order): " + excerpt(piece));
+            }
+            for (String fn : SqlText.functionCalls(code)) {
+                String bare = fn.substring(fn.lastIndexOf('.') + 1).toLowerCase(Locale.ROOT);
+                if (SITE_BOUND.contains(bare)) out.add(bare + "() (its value belongs to one server or session)");
+            }
+        }
+        return out;
+    }
+
+    /** The dollar-quoted bodies of the statement (the AS clause or the DO block), outermost only. */
+    static List<String> bodies(String stmt) {
+        List<String> out = new ArrayList<>();
+        Matcher m = DOLLAR.matcher(stmt);
+        int from = 0;
+        while (m.find(from)) {
+            String tag = m.group();
+            int end = stmt.indexOf(tag, m.end());
+            if (end < 0) break;
+            out.add(stmt.substring(m.end(), end));
+            from = end + tag.length();
+            if (from >= stmt.length()) break;
+        }
+        return out;
+    }
+
+    /** The code with string literals, quoted identifiers and comments blanked (their words are not code). */
+    static String stripLiteralsAndComments(String s) {
+        StringBuilder b = new StringBuilder(s.length());
+        int n = s.length();
+        for (int i = 0; i < n; i++) {
+            char c = s.charAt(i);
+            if (c == '\'' || c == '"') {
+                int j = i + 1;
+                while (j < n) {
+                    if (s.charAt(j) == c) {
+                        if (j + 1 < n && s.charAt(j + 1) == c) { j += 2; continue; }
+                        break;
+                    }
+                    j++;
+                }
+                b.append(c == '\'' ? "''" : "\"x\"");
+                i = Math.min(n, j);
+            } else if (c == '-' && i + 1 < n && s.charAt(i + 1) == '-') {
+                int j = s.indexOf('\n', i);
+                i = j < 0 ? n : j;
+                b.append('\n');
+            } else if (c == '/' && i + 1 < n && s.charAt(i + 1) == '*') {
+                int j = s.indexOf("*/", i + 2);
+                i = j < 0 ? n : j + 1;
+                b.append(' ');
+            } else b.append(c);
+        }
+        return b.toString();
+    }
+
+    private static String excerpt(String s) {
+        String one = s.replaceAll("\\s+", " ").trim();
+        return one.length() > 80 ? one.substring(0, 77) + "..." : one;
+    }
+}
