@@ -54,6 +54,7 @@ public final class ClientSession implements Runnable {
     private final Map<String, String> statementSql = new HashMap<>();
     private final Map<String, String> settings = new LinkedHashMap<>();
     private SessionSettings sessionSettings;
+    private boolean admitted;   // holds a place of ctx.sessions()
     private Block block;
     private boolean discardUntilSync;
     private WireMessage pushedBack;
@@ -145,6 +146,12 @@ public final class ClientSession implements Runnable {
             sendFatal(PgError.fatal("0A000", "wanrep does not accept replication connections; connect to the replica directly"));
             return false;
         }
+        // as PostgreSQL does, a client past the limit is told so after its startup packet (a cancel still gets through)
+        if (!ctx.sessions().tryEnter()) {
+            sendFatal(PgError.fatal("53300", "sorry, too many clients already"));
+            return false;
+        }
+        admitted = true;
         if (!authenticate(user)) return false;
         sessionSettings = new SessionSettings(user);
         Map<String, String> forward = new LinkedHashMap<>(params);
@@ -906,6 +913,7 @@ public final class ClientSession implements Runnable {
         ctx.cancels().unregister(key);
         if (backend != null) backend.close();
         client.close();
+        if (admitted) ctx.sessions().leave();
     }
 
     private static WireMessage last(List<WireMessage> unit) { return unit.get(unit.size() - 1); }
