@@ -11,7 +11,7 @@ import java.util.concurrent.Callable;
 
 @Command(name = "emulator-bench", mixinStandardHelpOptions = true,
         description = "Emulator accuracy against PostgreSQL directly (no proxy): one open-loop emulator at a high rate; the measured "
-                + "transactions must start at the target rate within 2% and with schedule lag p99 <= 5 ms. Prints a table and, as the last "
+                + "transactions must start at the target rate within 2%% and with schedule lag p99 <= 5 ms. Prints a table and, as the last "
                 + "line, a JSON object; exits 1 if a target is missed.")
 public final class EmulatorBenchCommand implements Callable<Integer> {
     @Option(names = "--rate", defaultValue = "2000", description = "transactions per second (default: ${DEFAULT-VALUE})") double rate;
