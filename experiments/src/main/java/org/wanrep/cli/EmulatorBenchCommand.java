@@ -15,7 +15,7 @@ import java.util.concurrent.Callable;
                 + "line, a JSON object; exits 1 if a target is missed.")
 public final class EmulatorBenchCommand implements Callable<Integer> {
     @Option(names = "--rate", defaultValue = "2000", description = "transactions per second (default: ${DEFAULT-VALUE})") double rate;
-    @Option(names = "--transactions", defaultValue = "30000", description = "transactions in all, 10% discarded at each end (default: ${DEFAULT-VALUE})") int transactions;
+    @Option(names = "--transactions", defaultValue = "30000", description = "transactions in all, 10%% discarded at each end (default: ${DEFAULT-VALUE})") int transactions;
     @Option(names = "--connections", defaultValue = "16", description = "(default: ${DEFAULT-VALUE})") int connections;
     @Option(names = "--arrivals", defaultValue = "fixed", description = "fixed or poisson (default: ${DEFAULT-VALUE})") Arrivals arrivals;
     @Option(names = "--seed", defaultValue = "1", description = "(default: ${DEFAULT-VALUE})") long seed;
