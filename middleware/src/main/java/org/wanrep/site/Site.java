@@ -98,7 +98,12 @@ public final class Site implements AutoCloseable {
         }
         SessionLimit sessions = new SessionLimit(clientLimit(c, target, policy.kind() != ExecutionPolicy.Kind.SYMMETRIC));
         BackendPool pool = new BackendPool(target, c.getInt("pool.size"), Duration.ofMillis(c.getInt("pool.wait_timeout_ms")));
-        pool.fill(SERVICE_DATABASE);   // held from the start: clients cannot take replication's connections
+        try {
+            pool.fill(SERVICE_DATABASE);   // held from the start, whatever else connects to the replica
+        } catch (java.io.IOException e) {
+            // the client limit alone still leaves them free: opened on demand then
+            LOG.warn("could not open the replication pool's connections at start: {}", e.getMessage());
+        }
         WireTxnExecutor executor = new WireTxnExecutor(pool);
         WriteSetChannel channel = null;
         if (policy.kind() != ExecutionPolicy.Kind.SYMMETRIC) {
