@@ -106,7 +106,8 @@ final class SessionSettings {
                 + " UNION ALL SELECT ' identity', (current_user <> session_user OR session_user <> " + literal(user) + ")::text";
         Map<String, String> read = new LinkedHashMap<>();
         PgError error = null;
-        backend.send(WireMessage.query(sql));
+        // in a block of our own without the client's statement_timeout (else a short one could end the session here)
+        backend.send(WireMessage.query("BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL statement_timeout = 0; " + sql + "; COMMIT"));
         backend.flush();
         while (true) {
             WireMessage m = backend.read();
