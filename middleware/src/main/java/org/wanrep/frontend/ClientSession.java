@@ -153,7 +153,7 @@ public final class ClientSession implements Runnable {
         }
         admitted = true;
         if (!authenticate(user)) return false;
-        sessionSettings = new SessionSettings(user);
+        sessionSettings = new SessionSettings(ctx.backend().user());   // every client's backend runs as the replica user
         Map<String, String> forward = new LinkedHashMap<>(params);
         forward.remove("user");
         forward.remove("database");

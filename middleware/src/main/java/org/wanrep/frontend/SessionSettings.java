@@ -51,6 +51,7 @@ final class SessionSettings {
     /** Our own placeholders (the replicated time): never the client's. */
     private static final String OWN_PREFIX = "wanrep.";
 
+    /** The user the backends connect as, here and at every site: a session running as another one changed identity. */
     private final String user;
     private final Set<String> custom = new TreeSet<>();
     private final Map<String, String> values = new LinkedHashMap<>();

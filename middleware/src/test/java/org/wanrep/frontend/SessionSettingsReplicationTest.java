@@ -28,7 +28,7 @@ class SessionSettingsReplicationTest {
 
     @BeforeAll
     static void start() throws Exception {
-        cluster = new TestCluster(List.of("a", "b", "c"), "none", Map.of("delivery", "safe"));
+        cluster = new TestCluster(List.of("a", "b", "c"), "none", Map.of("delivery", "safe", "users", "postgres:trust,alice:trust"));
     }
 
     @AfterAll
@@ -145,6 +145,12 @@ class SessionSettingsReplicationTest {
             st.execute("RESET ROLE");
             st.execute("INSERT INTO roles VALUES (2)");
         }
-        assertThat(atEverySite("SELECT id::text FROM roles ORDER BY id")).containsOnly(List.of("2"));
+        // a client user other than the replica's: its backends, here and elsewhere, run as the replica user alike
+        java.util.Properties p = new java.util.Properties();
+        p.setProperty("user", "alice");
+        try (Connection c = java.sql.DriverManager.getConnection(cluster.url(1, ""), p); Statement st = c.createStatement()) {
+            st.execute("INSERT INTO roles VALUES (3)");
+        }
+        assertThat(atEverySite("SELECT id::text FROM roles ORDER BY id")).containsOnly(List.of("2", "3"));
     }
 }
