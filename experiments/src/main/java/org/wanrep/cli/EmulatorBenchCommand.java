@@ -11,11 +11,11 @@ import java.util.concurrent.Callable;
 
 @Command(name = "emulator-bench", mixinStandardHelpOptions = true,
         description = "Emulator accuracy against PostgreSQL directly (no proxy): one open-loop emulator at a high rate; the measured "
-                + "transactions must start at the target rate within 2% and with schedule lag p99 <= 5 ms. Prints a table and, as the last "
+                + "transactions must start at the target rate within 2%% and with schedule lag p99 <= 5 ms. Prints a table and, as the last "
                 + "line, a JSON object; exits 1 if a target is missed.")
 public final class EmulatorBenchCommand implements Callable<Integer> {
     @Option(names = "--rate", defaultValue = "2000", description = "transactions per second (default: ${DEFAULT-VALUE})") double rate;
-    @Option(names = "--transactions", defaultValue = "30000", description = "transactions in all, 10% discarded at each end (default: ${DEFAULT-VALUE})") int transactions;
+    @Option(names = "--transactions", defaultValue = "30000", description = "transactions in all, 10%% discarded at each end (default: ${DEFAULT-VALUE})") int transactions;
     @Option(names = "--connections", defaultValue = "16", description = "(default: ${DEFAULT-VALUE})") int connections;
     @Option(names = "--arrivals", defaultValue = "fixed", description = "fixed or poisson (default: ${DEFAULT-VALUE})") Arrivals arrivals;
     @Option(names = "--seed", defaultValue = "1", description = "(default: ${DEFAULT-VALUE})") long seed;

@@ -18,9 +18,11 @@ import java.util.Map;
 public final class BackendPool implements AutoCloseable {
     private final GenericKeyedObjectPool<String, BackendConnection> pool;
     private final Duration maxWait;
+    private final int size;
 
     public BackendPool(BackendTarget target, int size, Duration maxWait) {
         this.maxWait = maxWait;
+        this.size = size;
         GenericKeyedObjectPoolConfig<BackendConnection> cfg = new GenericKeyedObjectPoolConfig<>();
         cfg.setMaxTotal(size);
         cfg.setMaxTotalPerKey(size);
@@ -53,6 +55,20 @@ public final class BackendPool implements AutoCloseable {
             throw new BackendException("no backend connection free within " + maxWait.toMillis() + " ms (pool.size)", e);
         } catch (Exception e) {
             throw new BackendException("cannot open a backend connection: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Opens every connection of the pool now, to {@code database}, and keeps them idle: the replica's
+     * connection slots are held for replication from the start, whatever clients do meanwhile. A
+     * transaction for another database takes the place of the oldest idle one (the pool's total is fixed).
+     */
+    public void fill(String database) throws IOException {
+        java.util.List<BackendConnection> opened = new java.util.ArrayList<>();
+        try {
+            for (int i = 0; i < size; i++) opened.add(borrow(database));
+        } finally {
+            for (BackendConnection c : opened) release(c);
         }
     }
 

@@ -40,7 +40,7 @@ public final class GcsBenchCommand implements Callable<Integer> {
     @Option(names = "--size", defaultValue = "1024", description = "payload bytes (default: ${DEFAULT-VALUE})")
     int size;
 
-    @Option(names = "--warmup", description = "warm-up messages, not measured (default: 10% of --messages, at least 20)")
+    @Option(names = "--warmup", description = "warm-up messages, not measured (default: 10%% of --messages, at least 20)")
     Integer warmup;
 
     @Option(names = "--jitter-ms", defaultValue = "0", description = "uniform jitter added per message (default: ${DEFAULT-VALUE})")

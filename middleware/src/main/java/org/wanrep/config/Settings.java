@@ -22,6 +22,7 @@ public final class Settings {
             Setting.of("pool.size", "16", "backend connections per site for replicated execution"),
             Setting.of("writeset.appliers", "4", "write-set policies: connections per database that apply write sets shipped by other sites"),
             Setting.of("pool.wait_timeout_ms", "30000", "how long a request waits for a backend connection before SQLSTATE 53300"),
+            Setting.of("proxy.max_clients", null, "client sessions the proxy serves at once; more are refused with SQLSTATE 53300 so that replication always has its connections (default: the replica's max_connections less superuser_reserved_connections, pool.size, write-set capture and appliers, and 5)"),
             Setting.of("proxy.host", "127.0.0.1", "address the proxy listens on"),
             Setting.of("proxy.port", "6543", "port the proxy listens on"),
             Setting.of("gcs.host", "127.0.0.1", "address of this site's group-communication member"),

@@ -314,7 +314,11 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
     /** A seed in [-1, 1] derived from the origin's random 64-bit value. */
     public static String seedValue(long seed) { return Double.toString((seed % 1_000_000_000L) / 1_000_000_000.0); }
 
-    static String literal(String s) { return "'" + s.replace("'", "''") + "'"; }
+    /** A string literal read alike whatever the replica's standard_conforming_strings (an E'' string when it has a backslash). */
+    static String literal(String s) {
+        String q = s.replace("'", "''");
+        return q.indexOf('\\') < 0 ? "'" + q + "'" : "E'" + q.replace("\\", "\\\\") + "'";
+    }
 
     @Override public void cancel(Txn t) {
         Work w = work(t);

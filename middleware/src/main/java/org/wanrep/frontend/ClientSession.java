@@ -53,6 +53,8 @@ public final class ClientSession implements Runnable {
     /** The SQL of each named statement, decoded once (Bind/Execute of a prepared statement looks it up every time). */
     private final Map<String, String> statementSql = new HashMap<>();
     private final Map<String, String> settings = new LinkedHashMap<>();
+    private SessionSettings sessionSettings;
+    private boolean admitted;   // holds a place of ctx.sessions()
     private Block block;
     private boolean discardUntilSync;
     private WireMessage pushedBack;
@@ -146,7 +148,14 @@ public final class ClientSession implements Runnable {
             sendFatal(PgError.fatal("0A000", "wanrep does not accept replication connections; connect to the replica directly"));
             return false;
         }
+        // as PostgreSQL does, a client past the limit is told so after its startup packet (a cancel still gets through)
+        if (!ctx.sessions().tryEnter()) {
+            sendFatal(PgError.fatal("53300", "sorry, too many clients already"));
+            return false;
+        }
+        admitted = true;
         if (!authenticate(user)) return false;
+        sessionSettings = new SessionSettings(ctx.backend().user());   // every client's backend runs as the replica user
         Map<String, String> forward = new LinkedHashMap<>(params);
         forward.remove("user");
         forward.remove("database");
@@ -317,7 +326,7 @@ public final class ClientSession implements Runnable {
                 default -> runInBlock(unit, a);
             }
         }
-        if (a.route() == Route.LOCAL) maybeRefreshSettings(texts);
+        maybeRefreshSettings(texts);
     }
 
     /** A read-only or session-local request: relayed, under middleware read locks if so configured. */
@@ -340,6 +349,11 @@ public final class ClientSession implements Runnable {
 
     /** An autocommit update: ordered, run at every site, answered after the local COMMIT. */
     private void replicate(List<WireMessage> unit, UnitAnalysis a) throws IOException {
+        PgError refused = updateRefusal(unit);
+        if (refused != null) {
+            replyError(unit, refused);
+            return;
+        }
         if (isCopyFromStdin(unit)) {
             unit = collectCopyData(unit);
             if (unit == null) return;
@@ -882,42 +896,27 @@ public final class ClientSession implements Runnable {
         return false;
     }
 
-    private static final java.util.regex.Pattern SETTING_CHANGE =
-            java.util.regex.Pattern.compile("(?i)search_path|reset|discard|timezone|time\\s+zone|datestyle|intervalstyle");
-
+    /** After a request: reads the settings again if it may have changed them (see {@link SessionSettings}). */
     private void maybeRefreshSettings(List<String> texts) throws IOException {
-        for (String t : texts) {
-            // only SET, RESET, DISCARD or set_config() change a setting: most texts skip the regex
-            if ((containsIgnoreCase(t, "set") || containsIgnoreCase(t, "discard")) && SETTING_CHANGE.matcher(t).find()) {
-                refreshSettings();
-                return;
-            }
-        }
+        sessionSettings.noteTexts(texts);
+        refreshSettings();
     }
 
     /**
-     * The session settings that change what SQL text means, shipped with every update so other sites
-     * run it the same way. TimeZone and DateStyle arrive as ParameterStatus; search_path is asked.
+     * The session settings that can change what an update does, shipped with every update so other
+     * sites run it the same way; read once the backend is idle (a block's SET LOCAL ends with it).
      */
     private void refreshSettings() throws IOException {
-        if (backend.status() == 'E') return;
+        if (backend.status() != 'I') return;
+        sessionSettings.refreshIfNeeded(backend);
         settings.clear();
-        for (String p : List.of("TimeZone", "DateStyle", "IntervalStyle")) {
-            String v = backend.parameters().get(p);
-            if (v != null) settings.put(p, v);
-        }
-        backend.send(WireMessage.query("SHOW search_path"));
-        backend.flush();
-        while (true) {
-            WireMessage m = backend.read();
-            if (m.kind() == 'D') {
-                PayloadReader r = new PayloadReader(m.payload());
-                r.int16();
-                int len = r.int32();
-                if (len >= 0) settings.put("search_path", new String(r.bytes(len), StandardCharsets.UTF_8));
-            }
-            if (m.kind() == 'Z') break;
-        }
+        settings.putAll(sessionSettings.values());
+    }
+
+    /** An update this session's state forbids (a read-only default, another role): refused before ordering. */
+    private PgError updateRefusal(List<WireMessage> unit) throws IOException {
+        refreshSettings();
+        return sessionSettings.refusal(statementTexts(unit));
     }
 
     // ------------------------------------------------------------------ cancel and cleanup
@@ -942,6 +941,7 @@ public final class ClientSession implements Runnable {
         ctx.cancels().unregister(key);
         if (backend != null) backend.close();
         client.close();
+        if (admitted) ctx.sessions().leave();
     }
 
     private static WireMessage last(List<WireMessage> unit) { return unit.get(unit.size() - 1); }

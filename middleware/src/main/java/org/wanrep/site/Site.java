@@ -4,6 +4,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.wanrep.auth.UserDirectory;
 import org.wanrep.backend.BackendPool;
+import org.wanrep.frontend.SessionLimit;
 import org.wanrep.backend.BackendTarget;
 import org.wanrep.config.Config;
 import org.wanrep.exec.WireTxnExecutor;
@@ -103,7 +104,14 @@ public final class Site implements AutoCloseable {
         } catch (IllegalArgumentException e) {
             throw new Config.ConfigException(e.getMessage());
         }
+        SessionLimit sessions = new SessionLimit(clientLimit(c, target, policy.kind() != ExecutionPolicy.Kind.SYMMETRIC));
         BackendPool pool = new BackendPool(target, c.getInt("pool.size"), Duration.ofMillis(c.getInt("pool.wait_timeout_ms")));
+        try {
+            pool.fill(SERVICE_DATABASE);   // held from the start, whatever else connects to the replica
+        } catch (java.io.IOException e) {
+            // the client limit alone still leaves them free: opened on demand then
+            LOG.warn("could not open the replication pool's connections at start: {}", e.getMessage());
+        }
         WireTxnExecutor executor = new WireTxnExecutor(pool);
         WriteSetChannel channel = null;
         if (policy.kind() != ExecutionPolicy.Kind.SYMMETRIC) {
@@ -150,7 +158,7 @@ public final class Site implements AutoCloseable {
         }
         SiteContext ctx = new SiteContext(name, target, UserDirectory.parse(c.get("users")), engine,
                 new org.wanrep.sql.Classifiers(target, org.wanrep.sql.Classifiers.configuredFunctions(c), policy.kind() != ExecutionPolicy.Kind.SYMMETRIC),
-                new CancelRegistry(), c.get("queries").equals("locked"), Duration.ofMillis(c.getInt("pool.wait_timeout_ms")), channel);
+                new CancelRegistry(), c.get("queries").equals("locked"), Duration.ofMillis(c.getInt("pool.wait_timeout_ms")), channel, sessions);
         // DDL run here for another site's client changes the catalog the classifiers know (called under the
         // engine's monitor for every commit: the origin's analysis travels with the request, nothing is parsed)
         engine.onCommit(r -> {
@@ -172,6 +180,48 @@ public final class Site implements AutoCloseable {
         executor.onFatal(engine::fail);
         if (channel != null) channel.onFatal(engine::fail);
         return site;
+    }
+
+    /** The database the proxy's own connections use when they need one (every cluster has it). */
+    static final String SERVICE_DATABASE = "postgres";
+    /** Replica connections besides the pool, capture and appliers: catalog reads, administrators, checks. */
+    static final int CONNECTION_MARGIN = 5;
+
+    /**
+     * How many client sessions this site serves at once: {@code proxy.max_clients}, else what the
+     * replica's max_connections leaves once replication's connections are set aside (issue 10: with
+     * clients holding every connection, other sites' updates could not be applied and the replica
+     * stood still).
+     */
+    static int clientLimit(Config c, BackendTarget target, boolean writeSets) throws java.io.IOException {
+        String explicit = c.get("proxy.max_clients");
+        if (explicit != null && !explicit.isBlank()) return c.getInt("proxy.max_clients");
+        int replication = c.getInt("pool.size") + (writeSets ? c.getInt("writeset.appliers") + 1 : 0);
+        int maxConnections, reserved;
+        try (org.wanrep.backend.BackendConnection b = org.wanrep.backend.BackendConnection.open(target, SERVICE_DATABASE,
+                java.util.Map.of("application_name", "wanrep"))) {
+            b.send(org.wanrep.wire.WireMessage.query("SELECT pg_catalog.current_setting('max_connections'), pg_catalog.current_setting('superuser_reserved_connections')"));
+            b.flush();
+            List<String> row = null;
+            org.wanrep.wire.PgError error = null;
+            while (true) {
+                org.wanrep.wire.WireMessage m = b.read();
+                if (m.kind() == 'D') row = org.wanrep.wire.Messages.dataRowValues(m);
+                if (m.kind() == 'E') error = org.wanrep.wire.PgError.parse(m);
+                if (m.kind() == 'Z') break;
+            }
+            if (row == null) throw new java.io.IOException("cannot read max_connections from the replica: " + error);
+            maxConnections = Integer.parseInt(row.get(0));
+            reserved = Integer.parseInt(row.get(1));
+        }
+        int limit = SessionLimit.derived(maxConnections, reserved, replication, CONNECTION_MARGIN);
+        if (limit < 1)
+            throw new Config.ConfigException("the replica's max_connections (" + maxConnections + ") leaves no connection for clients once "
+                    + reserved + " superuser-reserved, " + replication + " for replication (pool.size, write-set appliers and capture) and "
+                    + CONNECTION_MARGIN + " spare are set aside: raise max_connections or lower pool.size");
+        LOG.info("serving at most {} client sessions (replica max_connections {}, {} reserved for superusers, {} for replication, {} spare)",
+                limit, maxConnections, reserved, replication, CONNECTION_MARGIN);
+        return limit;
     }
 
     /** Configured primary sites: {@code tables.TABLE.primary} or {@code tables.SCHEMA.TABLE.primary}. */

@@ -28,6 +28,14 @@ final class TestCluster implements AutoCloseable {
 
     TestCluster(List<String> sites, String matrix, Map<String, String> extra,
                 java.util.function.UnaryOperator<org.wanrep.gcs.GcsListener> wrapper) throws Exception {
+        this(sites, matrix, extra, wrapper, (i, pg) -> { });
+    }
+
+    /** What a test does to replica i (e.g. change a server setting and restart it) before the sites start. */
+    interface ReplicaSetup { void prepare(int i, LocalPostgres pg) throws Exception; }
+
+    TestCluster(List<String> sites, String matrix, Map<String, String> extra,
+                java.util.function.UnaryOperator<org.wanrep.gcs.GcsListener> wrapper, ReplicaSetup setup) throws Exception {
         this.sites = sites;
         Map<String, String> m = new HashMap<>();
         m.put("cluster.name", "test-" + System.nanoTime());
@@ -39,6 +47,7 @@ final class TestCluster implements AutoCloseable {
         for (int i = 0; i < sites.size(); i++) {
             LocalPostgres pg = LocalPostgres.startTemporary();
             pgs.add(pg);
+            setup.prepare(i, pg);
             String s = sites.get(i);
             m.put("site." + s + ".postgres.port", Integer.toString(pg.port()));
             m.put("site." + s + ".postgres.socket_dir", pg.dataDir().toString());

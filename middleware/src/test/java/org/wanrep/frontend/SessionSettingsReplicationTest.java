@@ -1,0 +1,156 @@
+package org.wanrep.frontend;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Session settings that change what an update does (issue 10, defect 3): an update must have the
+ * same effect at every site whatever its origin's session state, and the client's answer must be
+ * the cluster's. Each test changes its session's settings through the proxy of one site of three,
+ * updates, then reads every replica directly.
+ */
+class SessionSettingsReplicationTest {
+    static TestCluster cluster;
+
+    @BeforeAll
+    static void start() throws Exception {
+        cluster = new TestCluster(List.of("a", "b", "c"), "none", Map.of("delivery", "safe", "users", "postgres:trust,alice:trust"));
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (cluster != null) cluster.close();
+    }
+
+    /** The rows of {@code query} at every replica, read directly (not through the proxies). */
+    private static List<List<String>> atEverySite(String query) throws Exception {
+        cluster.awaitQuiescent();
+        List<List<String>> out = new ArrayList<>();
+        for (var pg : cluster.pgs) {
+            List<String> rows = new ArrayList<>();
+            try (Connection c = pg.connect(); Statement st = c.createStatement(); ResultSet rs = st.executeQuery(query)) {
+                while (rs.next()) rows.add(rs.getString(1));
+            }
+            out.add(rows);
+        }
+        return out;
+    }
+
+    private static void ddl(String... sql) throws Exception {
+        try (Connection c = cluster.connect(0); Statement st = c.createStatement()) {
+            for (String s : sql) st.execute(s);
+        }
+        cluster.awaitQuiescent();
+    }
+
+    @Test
+    void standardConformingStringsOffTravels() throws Exception {
+        ddl("CREATE TABLE div(id int PRIMARY KEY, s text)");
+        try (Connection c = cluster.connect(1); Statement st = c.createStatement()) {
+            st.execute("SET standard_conforming_strings = off");
+            st.execute("INSERT INTO div VALUES (1, 'a\\tb')");
+        }
+        assertThat(atEverySite("SELECT s FROM div WHERE id = 1")).containsOnly(List.of("a\tb"));
+    }
+
+    @Test
+    void readOnlyDefaultRefusesTheUpdateEverywhere() throws Exception {
+        ddl("CREATE TABLE ro(id int PRIMARY KEY)");
+        try (Connection c = cluster.connect(2); Statement st = c.createStatement()) {
+            st.execute("SET default_transaction_read_only = on");
+            assertThatThrownBy(() -> st.execute("INSERT INTO ro VALUES (1)"))
+                    .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("25006"))
+                    .hasMessageContaining("cannot execute INSERT in a read-only transaction");
+            st.execute("SET default_transaction_read_only = off");
+            st.execute("INSERT INTO ro VALUES (2)");
+        }
+        assertThat(atEverySite("SELECT id::text FROM ro ORDER BY id")).containsOnly(List.of("2"));
+    }
+
+    @Test
+    void customSettingReadByATriggerTravels() throws Exception {
+        ddl("CREATE TABLE tagged(id int PRIMARY KEY, tag text)",
+                "CREATE FUNCTION tag_row() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN NEW.tag := coalesce(current_setting('app.tag', true), '<unset>'); RETURN NEW; END $$",
+                "CREATE TRIGGER tag_row BEFORE INSERT ON tagged FOR EACH ROW EXECUTE FUNCTION tag_row()");
+        try (Connection c = cluster.connect(1); Statement st = c.createStatement()) {
+            st.execute("SET app.tag = 'blue'");
+            st.execute("INSERT INTO tagged(id) VALUES (1)");
+            st.execute("SELECT pg_catalog.set_config('app.tag', 'green', false)");
+            st.execute("INSERT INTO tagged(id) VALUES (2)");
+        }
+        assertThat(atEverySite("SELECT id || '=' || tag FROM tagged ORDER BY id")).containsOnly(List.of("1=blue", "2=green"));
+    }
+
+    @Test
+    void sessionReplicationRoleTravels() throws Exception {
+        ddl("CREATE TABLE stamped(id int PRIMARY KEY, by_trigger bool NOT NULL DEFAULT false)",
+                "CREATE FUNCTION stamp_row() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN NEW.by_trigger := true; RETURN NEW; END $$",
+                "CREATE TRIGGER stamp_row BEFORE INSERT ON stamped FOR EACH ROW EXECUTE FUNCTION stamp_row()");
+        try (Connection c = cluster.connect(2); Statement st = c.createStatement()) {
+            st.execute("SET session_replication_role = replica");   // origin-role triggers do not fire
+            st.execute("INSERT INTO stamped(id) VALUES (1)");
+        }
+        assertThat(atEverySite("SELECT id || '=' || by_trigger FROM stamped ORDER BY id")).containsOnly(List.of("1=false"));
+    }
+
+    @Test
+    void extraFloatDigitsTravels() throws Exception {
+        ddl("CREATE TABLE floats(id int PRIMARY KEY, t text)");
+        try (Connection c = cluster.connect(1); Statement st = c.createStatement()) {
+            st.execute("INSERT INTO floats SELECT 1, (0.1::float8 + 0.2::float8)::text");   // pgjdbc's startup extra_float_digits=3
+            st.execute("SET extra_float_digits = 0");
+            st.execute("INSERT INTO floats SELECT 2, (0.1::float8 + 0.2::float8)::text");
+        }
+        assertThat(atEverySite("SELECT id || '=' || t FROM floats ORDER BY id"))
+                .containsOnly(List.of("1=0.30000000000000004", "2=0.3"));
+    }
+
+    @Test
+    void clientEncodingLatin1IsConvertedAlikeEverywhere() throws Exception {
+        ddl("CREATE TABLE enc(id int PRIMARY KEY, s text)");
+        ProcessBuilder pb = new ProcessBuilder(ClientTools.bin("psql").toString(), "-X", "-h", "127.0.0.1",
+                "-p", Integer.toString(cluster.proxyPort(2)), "-U", "postgres", "-d", "postgres", "-v", "ON_ERROR_STOP=1", "-f", "-")
+                .redirectErrorStream(true);
+        pb.environment().put("PGCLIENTENCODING", "LATIN1");
+        Process p = pb.start();
+        p.getOutputStream().write("INSERT INTO enc VALUES (1, 'caf\u00e9 \u00fcber');\n".getBytes(StandardCharsets.ISO_8859_1));
+        p.getOutputStream().close();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as(out).isZero();
+        assertThat(atEverySite("SELECT s FROM enc WHERE id = 1")).containsOnly(List.of("caf\u00e9 \u00fcber"));
+    }
+
+    @Test
+    void updatesAfterSetRoleAreRefusedBeforeOrdering() throws Exception {
+        ddl("CREATE TABLE roles(id int PRIMARY KEY)", "CREATE ROLE bob", "GRANT INSERT, SELECT ON roles TO bob");
+        try (Connection c = cluster.connect(0); Statement st = c.createStatement()) {
+            st.execute("SET ROLE bob");
+            assertThatThrownBy(() -> st.execute("INSERT INTO roles VALUES (1)"))
+                    .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("0A000"));
+            st.execute("RESET ROLE");
+            st.execute("INSERT INTO roles VALUES (2)");
+        }
+        // a client user other than the replica's: its backends, here and elsewhere, run as the replica user alike
+        java.util.Properties p = new java.util.Properties();
+        p.setProperty("user", "alice");
+        try (Connection c = java.sql.DriverManager.getConnection(cluster.url(1, ""), p); Statement st = c.createStatement()) {
+            st.execute("INSERT INTO roles VALUES (3)");
+        }
+        assertThat(atEverySite("SELECT id::text FROM roles ORDER BY id")).containsOnly(List.of("2", "3"));
+    }
+}
