@@ -167,7 +167,9 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
                 if (beginError != null || w.conn.status() != 'T') {
                     w.error = beginError != null ? beginError : PgError.error("25000", "wanrep: BEGIN did not open a transaction block");
                     LOG.warn("{}: BEGIN refused: {}", t, w.error);
-                    return TxnExecutor.transientState(w.error.sqlState()) ? Outcome.RETRY : Outcome.ERROR;
+                    if (TxnExecutor.transientState(w.error.sqlState())) return Outcome.RETRY;
+                    beginRefused(t, w.error);
+                    return Outcome.ERROR;
                 }
             } else {
                 w.conn.send(WireMessage.query(begin));
@@ -228,6 +230,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
             if (beginError != null) {
                 LOG.warn("{}: BEGIN refused: {}", t, beginError);
                 w.error = beginError;
+                if (!TxnExecutor.transientState(beginError.sqlState())) beginRefused(t, beginError);
             }
             w.fusedCommit = fuse;
             if (r.kind() == TxnRequest.Kind.STATEMENT_LOG && requestStatus != 'T' && w.error != null
@@ -251,6 +254,17 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
         } finally {
             w.running = false;
         }
+    }
+
+    /**
+     * Our BEGIN (isolation, the origin's settings, time, seed) failed for a reason that is not timing:
+     * a setting this replica cannot take, say. The request did not run here while the origin's outcome
+     * does not depend on it: this replica would silently miss it, so the site stops.
+     */
+    private void beginRefused(Txn t, PgError e) {
+        String why = t + ": this site's BEGIN for it was refused (" + e + "); the others run it";
+        LOG.error("{}", why);
+        fatalHandler.accept("site replica cannot follow: " + why);
     }
 
     /**
