@@ -133,8 +133,61 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
         return (Work) t.attachment;
     }
 
+    /**
+     * Commands PostgreSQL runs only outside a transaction block (CREATE DATABASE): they cannot be
+     * rolled back, so they run once their delivery is final, as one statement without our BEGIN, and
+     * their outcome is the COMMIT's. Every site runs them in delivery order under the all-tables lock.
+     */
+    public static boolean outsideTransaction(TxnRequest r) {
+        if (r.kind() != TxnRequest.Kind.AUTOCOMMIT || r.messages().size() != 1 || r.messages().get(0).kind() != 'Q') return false;
+        return OUTSIDE.matcher(r.messages().get(0).queryText()).lookingAt();
+    }
+
+    private static final java.util.regex.Pattern OUTSIDE = java.util.regex.Pattern.compile("(?is)\\s*create\\s+database\\b[^;]*;?\\s*$");
+
+    private void executeOutsideTransaction(Txn t, Work w, boolean commit, Done done) {
+        if (!commit) {   // tentative (opt-safe): nothing can be undone, so nothing runs before the final delivery
+            w.fusedCommit = false;
+            done.completed(Outcome.OK);
+            return;
+        }
+        dispatch(w, () -> done.completed(runOutsideTransaction(t, w)));
+    }
+
+    private Outcome runOutsideTransaction(Txn t, Work w) {
+        TxnRequest r = t.work();
+        try {
+            if (w.conn == null) w.conn = pool.borrow(r.database());
+            w.replies.clear();
+            w.error = null;
+            w.commitError = null;
+            w.fusedCommit = true;
+            List<WireMessage> ms = w.messages != null ? w.messages : r.messages();
+            for (WireMessage m : ms) w.conn.send(m);
+            w.conn.flush();
+            while (!w.conn.tracker().idle()) {
+                WireMessage m = w.conn.read();
+                if (m.kind() == 'E' && w.error == null) w.error = PgError.parse(m);
+                if (w.keepReplies) w.replies.add(m);
+            }
+            w.commitError = w.error;
+            if (w.error == null) return Outcome.OK;
+            // 55006: another session is connected to the template database at this site just now: timing, again
+            return TxnExecutor.transientState(w.error.sqlState()) || w.error.sqlState().equals("55006") ? Outcome.RETRY : Outcome.ERROR;
+        } catch (IOException | RuntimeException e) {
+            // it may or may not have taken effect here: this replica's state is unknown
+            fatalHandler.accept("site replica state unknown: " + t + ": connection lost during " + r.messages().get(0).queryText().trim() + " (" + e + ")");
+            w.commitError = PgError.error("08006", "wanrep: connection to the replica lost");
+            return Outcome.ERROR;
+        }
+    }
+
     @Override public void execute(Txn t, boolean commit, Done done) {
         Work w = work(t);
+        if (outsideTransaction(t.work())) {
+            executeOutsideTransaction(t, w, commit, done);
+            return;
+        }
         if (t.ships() && !t.isOrigin()) w.keepReplies = true;   // they travel with the write set to the client's site
         dispatch(w, () -> done.completed(runOnce(t, w, commit)));
     }
@@ -342,6 +395,10 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
 
     @Override public void commit(Txn t, Done done) {
         Work w = work(t);
+        if (outsideTransaction(t.work()) && !w.fusedCommit) {   // deferred from a tentative execution: runs now
+            dispatch(w, () -> done.completed(runOutsideTransaction(t, w)));
+            return;
+        }
         if (w.fusedCommit) {   // COMMIT went with the request: its outcome is known, report it right away
             PgError e = w.commitError;
             done.completed(e == null ? Outcome.OK : TxnExecutor.transientState(e.sqlState()) ? Outcome.RETRY : Outcome.ERROR);

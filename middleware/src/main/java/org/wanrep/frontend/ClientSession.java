@@ -297,6 +297,14 @@ public final class ClientSession implements Runnable {
             return;
         }
         unit = TimeRewriting.rewrite(unit);
+        if (block == null && unit.size() == 1 && unit.get(0).kind() == 'Q') {
+            String inner = WrappedBlock.inner(unit.get(0).queryText());
+            if (inner != null) {   // BEGIN; ...; COMMIT in one request, as schema scripts and psql -c are written
+                runWrappedBlock(unit, inner);
+                maybeRefreshSettings(List.of(inner));
+                return;
+            }
+        }
         boolean executes = unit.stream().anyMatch(m -> m.kind() == 'Q' || m.kind() == 'E');
         List<String> texts = executes ? statementTexts(unit) : List.of();
         UnitAnalysis a = executes ? ctx.classifiers().forDatabase(database).analyze(texts) : UnitAnalysis.local();
@@ -347,8 +355,25 @@ public final class ClientSession implements Runnable {
         }
     }
 
+    /**
+     * A whole transaction block in one Query: its inner statements are one transaction like any
+     * multi-statement request (read-only ones are relayed as sent); the client gets the answers of
+     * BEGIN and COMMIT around theirs, or, after an error, a failed block to roll back, as PostgreSQL does.
+     */
+    private void runWrappedBlock(List<WireMessage> unit, String inner) throws IOException {
+        UnitAnalysis a = ctx.classifiers().forDatabase(database).analyze(List.of(inner));
+        switch (a.route()) {
+            case REFUSED -> replyError(unit, a.error());
+            case UPDATE -> replicate(List.of(WireMessage.query(inner)), a, true);
+            default -> localRequest(unit, a);
+        }
+    }
+
     /** An autocommit update: ordered, run at every site, answered after the local COMMIT. */
-    private void replicate(List<WireMessage> unit, UnitAnalysis a) throws IOException {
+    private void replicate(List<WireMessage> unit, UnitAnalysis a) throws IOException { replicate(unit, a, false); }
+
+    /** As {@link #replicate(List, UnitAnalysis)}; {@code wrapped}: the client sent it between BEGIN and COMMIT in the same Query. */
+    private void replicate(List<WireMessage> unit, UnitAnalysis a, boolean wrapped) throws IOException {
         PgError refused = updateRefusal(unit);
         if (refused != null) {
             replyError(unit, refused);
@@ -392,12 +417,22 @@ public final class ClientSession implements Runnable {
             commitError = w.commitError();
         }
         boolean ready = false;
+        PgError failed = commitError;
+        if (wrapped) client.write(Messages.commandComplete("BEGIN"));
         for (WireMessage m : replies) {
             if (m.kind() == 'Z') ready = true;
             else if (m.kind() != 'G') client.write(m);   // the client saw its CopyInResponse already
+            if (m.kind() == 'E' && failed == null) failed = PgError.parse(m);
         }
         if (commitError != null) client.write(commitError.toMessage());
-        if (ready) client.write(Messages.readyForQuery('I'));
+        if (wrapped && failed == null) client.write(Messages.commandComplete("COMMIT"));
+        if (wrapped && failed != null) {
+            // PostgreSQL leaves the client's block open and failed: so does its backend here, for the client's ROLLBACK
+            block = new Block(ctx.engine().localCommits());
+            backend.run("BEGIN");
+            backend.run(raiseSql(failed));
+            client.write(Messages.readyForQuery(backend.status()));
+        } else if (ready) client.write(Messages.readyForQuery('I'));
         if (a.catalogChange()) ctx.classifiers().catalogChanged(database);
     }
 
