@@ -117,6 +117,15 @@ public final class Site implements AutoCloseable {
         engine.attach(gcs);
         if (channel != null) channel.attach(gcs);
         gcs.awaitPrimary(sites.size() / 2 + 1, joinTimeout);
+        String failed = gcs.failure();
+        if (failed != null) {   // the engine failed on a delivery before the fatal handler below exists: never serve
+            engine.shutdown("site failed while starting");
+            gcs.crash();
+            if (channel != null) channel.close(false);
+            executor.close();
+            pool.close();
+            throw new IllegalStateException("site " + name + " cannot start: " + failed);
+        }
         SiteContext ctx = new SiteContext(name, target, UserDirectory.parse(c.get("users")), engine,
                 new org.wanrep.sql.Classifiers(target, org.wanrep.sql.Classifiers.configuredFunctions(c), policy.kind() != ExecutionPolicy.Kind.SYMMETRIC),
                 new CancelRegistry(), c.get("queries").equals("locked"), Duration.ofMillis(c.getInt("pool.wait_timeout_ms")), channel);
@@ -138,6 +147,7 @@ public final class Site implements AutoCloseable {
         engine.onFatal(fatal);
         executor.onFatal(fatal);
         if (channel != null) channel.onFatal(fatal);
+        gcs.onFatal(fatal);   // fires at once if a delivery failed since the check above
         return site;
     }
 
