@@ -387,13 +387,21 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
         });
     }
 
-    /** Named statements or session commands would leak into the next transaction on a pooled connection. */
+    /**
+     * Named statements or session commands would leak into the next transaction on a pooled
+     * connection (see {@link org.wanrep.frontend.SessionCommands#changesSessionState}; an UPDATE's
+     * SET is not one). A message that cannot be read counts as leaving state.
+     */
     static boolean leavesSessionState(List<WireMessage> ms) {
         for (WireMessage m : ms) {
-            if (m.kind() == 'P' && m.payload().length > 0 && m.payload()[0] != 0) return true;
-            if (m.kind() == 'Q') {
-                String q = m.queryText().toLowerCase(java.util.Locale.ROOT);
-                if (q.contains("set ") || q.contains("prepare") || q.contains("temp") || q.contains("listen") || q.contains("reset")) return true;
+            try {
+                if (m.kind() == 'P') {
+                    if (m.payload().length == 0 || m.payload()[0] != 0) return true;   // a named statement
+                    if (org.wanrep.frontend.SessionCommands.changesSessionState(org.wanrep.wire.Messages.parseQuery(m))) return true;
+                }
+                if (m.kind() == 'Q' && org.wanrep.frontend.SessionCommands.changesSessionState(m.queryText())) return true;
+            } catch (RuntimeException e) {
+                return true;
             }
         }
         return false;
