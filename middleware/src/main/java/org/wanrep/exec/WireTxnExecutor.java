@@ -350,7 +350,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
         w.commitError = PgError.error("08006", "wanrep: connection to the replica lost during COMMIT");
         if (w.error == null) w.error = w.commitError;
         if (w.conn != null) {
-            if (w.pooled) pool.release(w.conn);   // broken: the pool drops it
+            if (w.pooled) pool.discard(w.conn);
             else w.conn.close();
             w.conn = null;
         }
@@ -379,9 +379,19 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
         threads.execute(() -> {
             try {
                 settleCancel(w);
-                if (resetSession && !c.isBroken()) c.run("DISCARD ALL");
-            } catch (IOException e) {
+                if (resetSession && !c.isBroken()) {
+                    PgError e = c.run("DISCARD ALL");
+                    if (e != null) {
+                        // its session state would leak into the next transaction run on it: never reuse it
+                        LOG.warn("DISCARD ALL failed ({}); closing the connection", e);
+                        pool.discard(c);
+                        return;
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
                 LOG.debug("DISCARD ALL: {}", e.toString());
+                pool.discard(c);
+                return;
             }
             pool.release(c);
         });

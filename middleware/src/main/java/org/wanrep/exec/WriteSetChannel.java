@@ -183,7 +183,7 @@ public final class WriteSetChannel implements WriteSetIo, AutoCloseable {
                 done.completed(TxnExecutor.Outcome.OK);
             } catch (SQLException e) {
                 String state = e.getSQLState();
-                broken = state == null || state.startsWith("08");
+                broken = connectionLost(state);
                 LOG.error("site {}: applying the write set of {} failed: {} {}", site, m.id(), state, e.getMessage());
                 // a retry is safe: the apply is one transaction, and one that did commit is recognised and skipped
                 done.completed(broken || TxnExecutor.transientState(state) ? TxnExecutor.Outcome.RETRY : TxnExecutor.Outcome.ERROR);
@@ -194,6 +194,11 @@ public final class WriteSetChannel implements WriteSetIo, AutoCloseable {
                 release(db, a, broken);
             }
         });
+    }
+
+    /** SQLSTATEs of a connection that failed or was terminated (admin/crash shutdown): not the transaction's fault. */
+    static boolean connectionLost(String state) {
+        return state == null || state.startsWith("08") || state.equals("57P01") || state.equals("57P02") || state.equals("57P03");
     }
 
     private Applier borrow(String db) throws SQLException, InterruptedException {

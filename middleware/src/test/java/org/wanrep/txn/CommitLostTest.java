@@ -93,6 +93,33 @@ class CommitLostTest {
     }
 
     @Test
+    void theJdbcExecutorAlsoStopsTheSiteOnACommitLostAndRetriesAnExecutionLost() throws Exception {
+        try (org.wanrep.exec.JdbcTxnExecutor ex = new org.wanrep.exec.JdbcTxnExecutor(pg.jdbcUrl("postgres"), "postgres", "", 4)) {
+            CompletableFuture<String> fatal = new CompletableFuture<>();
+            ex.onFatal(fatal::complete);
+            // lost while executing: nothing committed, so it runs again (ERROR would mean "fails everywhere")
+            TxnRequest r = new TxnRequest(new RequestId("b", 3), TxnRequest.Kind.AUTOCOMMIT, TableSet.of(Set.of(), Set.of("public.t")), "postgres",
+                    List.of(WireMessage.query("SELECT pg_sleep(30)")), 0, 0);
+            Txn sleeper = new Txn(r, false);
+            CompletableFuture<TxnExecutor.Outcome> executed = new CompletableFuture<>();
+            ex.execute(sleeper, false, executed::complete);
+            killTheSleeper();
+            assertThat(executed.get(20, TimeUnit.SECONDS)).isEqualTo(TxnExecutor.Outcome.RETRY);
+            assertThat(fatal).isNotDone();
+
+            Txn t = txn(3);
+            CompletableFuture<TxnExecutor.Outcome> ok = new CompletableFuture<>();
+            ex.execute(t, false, ok::complete);
+            assertThat(ok.get(20, TimeUnit.SECONDS)).isEqualTo(TxnExecutor.Outcome.OK);
+            CompletableFuture<TxnExecutor.Outcome> committed = new CompletableFuture<>();
+            ex.commit(t, committed::complete);
+            killTheSleeper();
+            assertThat(committed.get(20, TimeUnit.SECONDS)).isEqualTo(TxnExecutor.Outcome.ERROR);
+            assertThat(fatal.get(5, TimeUnit.SECONDS)).contains("lost during COMMIT");
+        }
+    }
+
+    @Test
     void aConnectionLostDuringCommitStopsTheSite() throws Exception {
         check(false);
     }
