@@ -82,5 +82,14 @@ public final class BackendPool implements AutoCloseable {
         }
     }
 
+    /** Closes a borrowed connection instead of returning it (its session cannot be trusted). */
+    public void discard(BackendConnection c) {
+        try {
+            pool.invalidateObject(c.database(), c);
+        } catch (Exception e) {
+            c.close();
+        }
+    }
+
     @Override public void close() { pool.close(); }
 }

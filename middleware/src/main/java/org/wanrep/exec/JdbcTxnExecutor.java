@@ -45,6 +45,16 @@ public final class JdbcTxnExecutor implements TxnExecutor, AutoCloseable {
         pool.setMaxWait(java.time.Duration.ofSeconds(60));
     }
 
+    private volatile java.util.function.Consumer<String> fatalHandler = reason -> LOG.error("{}", reason);
+
+    /** What to do when this replica may no longer match the others (the site stops). */
+    public void onFatal(java.util.function.Consumer<String> f) { this.fatalHandler = f; }
+
+    /** A lost connection (or none at all): not an answer of the database about the transaction. */
+    private static boolean connectionLost(SQLException e) {
+        return WriteSetChannel.connectionLost(e.getSQLState());
+    }
+
     private static Work work(Txn t) {
         if (t.attachment == null) t.attachment = new Work();
         return (Work) t.attachment;
@@ -67,6 +77,13 @@ public final class JdbcTxnExecutor implements TxnExecutor, AutoCloseable {
                 }
                 done.completed(Outcome.OK);
             } catch (SQLException e) {
+                if (connectionLost(e)) {   // not the transaction's fault, and the others commit it: run it again here
+                    LOG.warn("{}: connection failed ({}); running it again on a new connection", t, e.toString());
+                    closeQuietly(w.conn);
+                    w.conn = null;
+                    done.completed(Outcome.RETRY);
+                    return;
+                }
                 w.errors.add(e.getSQLState() + " " + e.getMessage());
                 done.completed(TxnExecutor.transientState(e.getSQLState()) ? Outcome.RETRY : Outcome.ERROR);
             } catch (RuntimeException e) {
@@ -108,6 +125,15 @@ public final class JdbcTxnExecutor implements TxnExecutor, AutoCloseable {
                 done.completed(Outcome.OK);
             } catch (SQLException e) {
                 w.errors.add(e.getSQLState() + " " + e.getMessage());
+                if (connectionLost(e)) {   // whether COMMIT took effect here is unknown: this replica may differ
+                    String why = t + ": connection to the replica lost during COMMIT (" + e + "); whether it committed here is unknown";
+                    LOG.error("{}", why);
+                    closeQuietly(w.conn);
+                    w.conn = null;
+                    fatalHandler.accept("site replica may have diverged: " + why);
+                    done.completed(Outcome.ERROR);
+                    return;
+                }
                 done.completed(TxnExecutor.transientState(e.getSQLState()) ? Outcome.RETRY : Outcome.ERROR);
             }
         });
@@ -137,6 +163,15 @@ public final class JdbcTxnExecutor implements TxnExecutor, AutoCloseable {
                 LOG.debug("returning connection: {}", e.toString());
             }
         });
+    }
+
+    private static void closeQuietly(Connection c) {
+        if (c == null) return;
+        try {
+            c.close();
+        } catch (SQLException e) {
+            LOG.debug("closing a failed connection: {}", e.toString());
+        }
     }
 
     /** The errors the database gave this transaction (for the origin's answer and for tests). */

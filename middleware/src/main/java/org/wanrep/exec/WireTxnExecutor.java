@@ -201,6 +201,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
      */
     private Outcome runOnce(Txn t, Work w, boolean commit) {
         TxnRequest r = t.work();
+        boolean commitSent = false;
         try {
             settleCancel(w);
             if (w.conn == null) w.conn = pool.borrow(r.database());
@@ -235,6 +236,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
             for (WireMessage m : ms) w.conn.send(m);
             if (check) w.conn.send(WireMessage.query(WriteSetSql.checkAndSequences(r.tables())));
             if (fuse) w.conn.send(WireMessage.query("COMMIT"));
+            commitSent = fuse;   // from here a broken connection leaves the outcome unknown (flush may have sent it)
             w.conn.flush();
             w.sequences.clear();
             int readies = pipelined ? -1 : 0;   // -1: BEGIN's replies come first
@@ -302,6 +304,11 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
             if (w.error == null) return Outcome.OK;
             return TxnExecutor.transientState(w.error.sqlState()) ? Outcome.RETRY : Outcome.ERROR;
         } catch (IOException | RuntimeException e) {
+            if (commitSent) {   // not a retry: the COMMIT may have taken effect
+                w.fusedCommit = true;
+                commitLost(t, w, e);
+                return Outcome.ERROR;
+            }
             brokenConnection(t, w, e);
             return Outcome.RETRY;
         } finally {
@@ -412,12 +419,27 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
                 if (e == null) done.completed(Outcome.OK);
                 else done.completed(TxnExecutor.transientState(e.sqlState()) ? Outcome.RETRY : Outcome.ERROR);
             } catch (IOException | RuntimeException e) {
-                // we cannot know whether COMMIT took effect: this replica may now differ; say so loudly
-                LOG.error("{}: connection lost during COMMIT: {} (check this replica with cluster check)", t, e.toString());
-                w.commitError = PgError.error("08006", "wanrep: connection to the replica lost during COMMIT");
+                commitLost(t, w, e);
                 done.completed(Outcome.ERROR);
             }
         });
+    }
+
+    /**
+     * The connection failed after COMMIT was sent: whether it took effect here is unknown, so this
+     * replica may now differ from the others (and running it again could apply it twice). The site stops.
+     */
+    private void commitLost(Txn t, Work w, Exception e) {
+        String why = t + ": connection to the replica lost during COMMIT (" + e + "); whether it committed here is unknown";
+        LOG.error("{}", why);
+        w.commitError = PgError.error("08006", "wanrep: connection to the replica lost during COMMIT");
+        if (w.error == null) w.error = w.commitError;
+        if (w.conn != null) {
+            if (w.pooled) pool.discard(w.conn);
+            else w.conn.close();
+            w.conn = null;
+        }
+        fatalHandler.accept("site replica may have diverged: " + why);
     }
 
     @Override public void rollback(Txn t, Done done) {
@@ -442,21 +464,39 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
         threads.execute(() -> {
             try {
                 settleCancel(w);
-                if (resetSession && !c.isBroken()) c.run("DISCARD ALL");
-            } catch (IOException e) {
+                if (resetSession && !c.isBroken()) {
+                    PgError e = c.run("DISCARD ALL");
+                    if (e != null) {
+                        // its session state would leak into the next transaction run on it: never reuse it
+                        LOG.warn("DISCARD ALL failed ({}); closing the connection", e);
+                        pool.discard(c);
+                        return;
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
                 LOG.debug("DISCARD ALL: {}", e.toString());
+                pool.discard(c);
+                return;
             }
             pool.release(c);
         });
     }
 
-    /** Named statements or session commands would leak into the next transaction on a pooled connection. */
+    /**
+     * Named statements or session commands would leak into the next transaction on a pooled
+     * connection (see {@link org.wanrep.frontend.SessionCommands#changesSessionState}; an UPDATE's
+     * SET is not one). A message that cannot be read counts as leaving state.
+     */
     static boolean leavesSessionState(List<WireMessage> ms) {
         for (WireMessage m : ms) {
-            if (m.kind() == 'P' && m.payload().length > 0 && m.payload()[0] != 0) return true;
-            if (m.kind() == 'Q') {
-                String q = m.queryText().toLowerCase(java.util.Locale.ROOT);
-                if (q.contains("set ") || q.contains("prepare") || q.contains("temp") || q.contains("listen") || q.contains("reset")) return true;
+            try {
+                if (m.kind() == 'P') {
+                    if (m.payload().length == 0 || m.payload()[0] != 0) return true;   // a named statement
+                    if (org.wanrep.frontend.SessionCommands.changesSessionState(org.wanrep.wire.Messages.parseQuery(m))) return true;
+                }
+                if (m.kind() == 'Q' && org.wanrep.frontend.SessionCommands.changesSessionState(m.queryText())) return true;
+            } catch (RuntimeException e) {
+                return true;
             }
         }
         return false;

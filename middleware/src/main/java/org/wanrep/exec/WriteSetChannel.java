@@ -166,24 +166,39 @@ public final class WriteSetChannel implements WriteSetIo, AutoCloseable {
                 return;
             }
             boolean broken = false;
+            String origin = t.originMember() != null ? t.originMember() : m.id().site();
             try {
-                a.applier().apply(m.writeSet());
-                if (!m.sequences().isEmpty()) {
-                    try (Statement st = a.connection().createStatement()) {
-                        st.execute(WriteSetSql.setSequences(m.sequences()));
+                boolean fresh = a.applier().apply(m.writeSet(), new WriteSetApplier.InTransaction() {
+                    @Override public boolean before(Connection c) throws SQLException {
+                        return WriteSetSql.markApplied(c, origin, m.id().seq());
                     }
-                    a.connection().commit();
-                }
+                    @Override public void after(Connection c) throws SQLException {
+                        if (m.sequences().isEmpty()) return;
+                        try (Statement st = c.createStatement()) {
+                            st.execute(WriteSetSql.setSequences(m.sequences()));
+                        }
+                    }
+                });
+                if (!fresh) LOG.info("site {}: the write set of {} (from {}) was applied already; not again", site, m.id(), origin);
                 done.completed(TxnExecutor.Outcome.OK);
             } catch (SQLException e) {
                 String state = e.getSQLState();
-                broken = state == null || state.startsWith("08");
+                broken = connectionLost(state);
                 LOG.error("site {}: applying the write set of {} failed: {} {}", site, m.id(), state, e.getMessage());
+                // a retry is safe: the apply is one transaction, and one that did commit is recognised and skipped
                 done.completed(broken || TxnExecutor.transientState(state) ? TxnExecutor.Outcome.RETRY : TxnExecutor.Outcome.ERROR);
+            } catch (RuntimeException e) {   // a bug or a malformed write set: never leave the transaction unfinished
+                LOG.error("site {}: applying the write set of {} failed: {}", site, m.id(), e.toString(), e);
+                done.completed(TxnExecutor.Outcome.ERROR);
             } finally {
                 release(db, a, broken);
             }
         });
+    }
+
+    /** SQLSTATEs of a connection that failed or was terminated (admin/crash shutdown): not the transaction's fault. */
+    static boolean connectionLost(String state) {
+        return state == null || state.startsWith("08") || state.equals("57P01") || state.equals("57P02") || state.equals("57P03");
     }
 
     private Applier borrow(String db) throws SQLException, InterruptedException {
@@ -229,6 +244,12 @@ public final class WriteSetChannel implements WriteSetIo, AutoCloseable {
     private synchronized Applier newApplier(String db, int k) throws SQLException {
         String origin = slotName(site, db).replaceFirst("^wanrep_", "wanrep_apply_") + "_" + k;
         Connection c = connect(db);
+        try {
+            WriteSetSql.createAppliedTable(c);
+        } catch (SQLException e) {
+            try { c.close(); } catch (SQLException ignored) { }
+            throw e;
+        }
         Applier a = new Applier(c, new WriteSetApplier(c, origin), origin);
         allAppliers.add(a);
         return a;

@@ -92,6 +92,49 @@ public final class WriteSetSql {
         return b.toString();
     }
 
+    /**
+     * The write sets this replica applied, one row per transaction (keyed by the member that sent
+     * the request, incarnation included, and its counter), written in the apply's own transaction:
+     * a retried apply of one that committed finds its row and is skipped. Not replicated (the
+     * appliers' replication origin keeps it out of the capture); {@code TableDigest} ignores it.
+     */
+    public static final String APPLIED_SCHEMA = "wanrep";
+
+    /** How long a row is kept: far beyond any retry of an apply. */
+    private static final String KEEP = "1 hour";
+
+    static void createAppliedTable(java.sql.Connection c) throws java.sql.SQLException {
+        boolean auto = c.getAutoCommit();
+        c.setAutoCommit(true);
+        try (java.sql.Statement st = c.createStatement()) {
+            st.execute("CREATE SCHEMA IF NOT EXISTS " + APPLIED_SCHEMA);
+            st.execute("CREATE TABLE IF NOT EXISTS " + APPLIED_SCHEMA + ".applied (origin text NOT NULL, seq bigint NOT NULL, "
+                    + "applied_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (origin, seq))");
+        } finally {
+            c.setAutoCommit(auto);
+        }
+    }
+
+    private static final java.util.concurrent.atomic.AtomicLong MARKS = new java.util.concurrent.atomic.AtomicLong();
+
+    /**
+     * In the apply's transaction: records that {@code origin}'s request {@code seq} is applied here.
+     * False if it already was (a concurrent apply of the same one waits on the key, then sees it).
+     */
+    static boolean markApplied(java.sql.Connection c, String origin, long seq) throws java.sql.SQLException {
+        if (MARKS.incrementAndGet() % 1000 == 0) {   // now and then, forget old ones
+            try (java.sql.Statement st = c.createStatement()) {
+                st.execute("DELETE FROM " + APPLIED_SCHEMA + ".applied WHERE applied_at < now() - interval '" + KEEP + "'");
+            }
+        }
+        try (java.sql.PreparedStatement ps = c.prepareStatement(
+                "INSERT INTO " + APPLIED_SCHEMA + ".applied (origin, seq) VALUES (?, ?) ON CONFLICT DO NOTHING")) {
+            ps.setString(1, origin);
+            ps.setLong(2, seq);
+            return ps.executeUpdate() == 1;
+        }
+    }
+
     /** {@code schema.name} as a quoted, qualified identifier. */
     static String qualified(String name) {
         int dot = name.indexOf('.');

@@ -131,6 +131,7 @@ public final class Site implements AutoCloseable {
                 c.getInt("gcs.port"), hosts, matrix, c.getDouble("gcs.jitter_ms"), c.getInt("gcs.ack_interval_ms"), true);
         JGroupsGcs gcs = JGroupsGcs.start(gs, listenerWrapper.apply(engine));
         engine.attach(gcs);
+        gcs.onFatal(engine::fail);   // a delivery the engine failed on stops the site (fires at once if one failed already)
         if (channel != null) channel.attach(gcs);
         try {
             gcs.awaitPrimary(sites.size() / 2 + 1, joinTimeout);
@@ -148,8 +149,9 @@ public final class Site implements AutoCloseable {
         // and for the read lease: clients are served only by a site sure that its replica is current
         while (engine.failure() == null && !engine.current() && System.nanoTime() < until) Thread.sleep(5);
         if (engine.failure() != null) {
-            // e.g. it re-entered the primary component lacking transactions the others committed: its replica
-            // is stale, so it must not open its port at all (rejoin by state transfer does not exist yet)
+            // e.g. it re-entered the primary component lacking transactions the others committed, or a delivery
+            // failed: its replica is stale, so it must not open its port at all (no state transfer yet)
+            engine.shutdown("site failed while starting");
             gcs.crash();
             if (channel != null) channel.close(false);
             executor.close();

@@ -57,6 +57,8 @@ public final class Txn {
     public TxnRequest request() { return request; }
     public TxnRequest work() { return work; }
     public boolean isOrigin() { return origin; }
+    /** The group member (site and incarnation) that multicast the request, or null if not known. */
+    public String originMember() { return originMember; }
     public Phases phases() { return phases; }
     public int attempts() { return attempts; }
     /** Whether its final delivery has arrived (then it may commit as soon as it executed). */

@@ -13,7 +13,10 @@ public final class Messages {
     public static WireMessage readyForQuery(char status) { return new PayloadWriter().int8(status).message('Z'); }
 
     /** The transaction status byte of a ReadyForQuery: I idle, T in a block, E failed block. */
-    public static char status(WireMessage readyForQuery) { return (char) readyForQuery.payload()[0]; }
+    public static char status(WireMessage readyForQuery) {
+        if (readyForQuery.payload().length != 1) throw new ProtocolException("invalid ReadyForQuery message");
+        return (char) readyForQuery.payload()[0];
+    }
 
     public static WireMessage commandComplete(String tag) { return new PayloadWriter().cstring(tag).message('C'); }
 
@@ -66,6 +69,32 @@ public final class Messages {
     public static WireMessage closeStatement(String name) { return new PayloadWriter().int8('S').cstring(name).message('C'); }
 
     public static WireMessage copyFail(String why) { return new PayloadWriter().cstring(why).message('f'); }
+
+    /** What a Close or Describe message names: a prepared statement ('S') or a portal ('P'). */
+    public record Target(char kind, String name) {
+        public boolean isStatement() { return kind == 'S'; }
+    }
+
+    /** The target of a Close message; a ProtocolException (08P01) if the message is empty, truncated or malformed. */
+    public static Target closeTarget(WireMessage close) { return target(close, "Close"); }
+
+    /** The target of a Describe message; a ProtocolException (08P01) if the message is empty, truncated or malformed. */
+    public static Target describeTarget(WireMessage describe) { return target(describe, "Describe"); }
+
+    private static Target target(WireMessage m, String what) {
+        PayloadReader r = new PayloadReader(m.payload());
+        if (r.remaining() == 0) throw new ProtocolException("invalid " + what + " message: no data");
+        char kind = (char) r.int8();
+        if (kind != 'S' && kind != 'P') throw new ProtocolException("invalid " + what + " message subtype " + (int) kind);
+        String name;
+        try {
+            name = r.cstring();
+        } catch (ProtocolException e) {
+            throw new ProtocolException("invalid " + what + " message: truncated name");
+        }
+        if (r.remaining() != 0) throw new ProtocolException("invalid " + what + " message format");
+        return new Target(kind, name);
+    }
 
     /** The statement name a Parse message defines. */
     public static String parseName(WireMessage parse) { return new PayloadReader(parse.payload()).cstring(); }

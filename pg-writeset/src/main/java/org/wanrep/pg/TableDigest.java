@@ -36,10 +36,11 @@ public final class TableDigest {
         return out;
     }
 
+    /** The user's tables (schema wanrep holds the middleware's own bookkeeping of each replica, which differs by design). */
     private static List<String[]> userTables(Connection c) throws SQLException {
         List<String[]> out = new ArrayList<>();
         String sql = "SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-                + "WHERE c.relkind IN ('r','p') AND n.nspname NOT IN ('pg_catalog','information_schema') "
+                + "WHERE c.relkind IN ('r','p') AND n.nspname NOT IN ('pg_catalog','information_schema','wanrep') "
                 + "AND n.nspname NOT LIKE 'pg_toast%' AND n.nspname NOT LIKE 'pg_temp%' ORDER BY 1, 2";
         try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
             while (rs.next()) out.add(new String[]{rs.getString(1), rs.getString(2)});

@@ -59,6 +59,11 @@ public final class JGroupsGcs implements Gcs, Receiver {
     private volatile boolean closed;
     /** {@link TotalOrderCore#leaseExpiry()} as of the core's last step: read without the lock on every client request. */
     private volatile long leaseUntil = Long.MIN_VALUE;
+    /** Why delivery stopped (the listener failed), or null; guarded by this. */
+    private String failure;
+    /** Told once why this member cannot go on; guarded by this. */
+    private Consumer<String> fatalHandler;
+    private boolean fatalReported;
 
     private JGroupsGcs(GcsSettings s, GcsListener listener, Consumer<JChannel> customize) throws Exception {
         this.settings = s;
@@ -72,7 +77,7 @@ public final class JGroupsGcs implements Gcs, Receiver {
         if (customize != null) customize.accept(channel);
         channel.setReceiver(this);
         sender = Thread.ofPlatform().daemon().name("gcs-send-" + self).start(() -> loop(outbound));
-        deliverer = Thread.ofPlatform().daemon().name("gcs-deliver-" + self).start(() -> loop(deliveries));
+        deliverer = Thread.ofPlatform().daemon().name("gcs-deliver-" + self).start(this::deliveryLoop);
         ticker = Thread.ofPlatform().daemon().name("gcs-tick-" + self).start(this::tickLoop);
     }
 
@@ -102,6 +107,60 @@ public final class JGroupsGcs implements Gcs, Receiver {
             }
         }
     }
+
+    /**
+     * Delivers in order until the listener fails. A delivery the listener failed on cannot be skipped
+     * (the other sites applied it): this member stops delivering and reports to the fatal handler.
+     */
+    private void deliveryLoop() {
+        while (!closed) {
+            Runnable r;
+            try {
+                r = deliveries.poll(100, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                return;
+            }
+            if (r == null) continue;
+            try {
+                r.run();
+            } catch (Throwable t) {
+                LOG.error("{}: the listener failed on a delivery; delivery stops: {}", self, t.toString(), t);
+                fail("group member " + self + ": delivery failed in the listener (" + t + "); it cannot skip a delivery the others have");
+                return;
+            }
+        }
+    }
+
+    /** Records a fatal failure and tells the handler, now or as soon as one is registered. */
+    private void fail(String reason) {
+        Consumer<String> h;
+        synchronized (this) {
+            if (failure == null) failure = reason;
+            if (fatalHandler == null || fatalReported) return;
+            fatalReported = true;
+            h = fatalHandler;
+            reason = failure;
+        }
+        h.accept(reason);
+    }
+
+    /**
+     * Registers what to do when this member can no longer follow the group (the listener failed on a
+     * delivery): called once, at once if that already happened.
+     */
+    public void onFatal(Consumer<String> handler) {
+        String reason;
+        synchronized (this) {
+            fatalHandler = handler;
+            if (failure == null || fatalReported) return;
+            fatalReported = true;
+            reason = failure;
+        }
+        handler.accept(reason);
+    }
+
+    /** Why delivery stopped, or null while it goes on. */
+    public synchronized String failure() { return failure; }
 
     private void tickLoop() {
         long interval = Math.max(1, settings.ackIntervalMs()) * 1_000_000 / 2;

@@ -75,10 +75,15 @@ final class TestGroup implements AutoCloseable {
     }
 
     TestGroup start(BiConsumer<String, JChannel> customize) throws Exception {
+        return start(customize, (s, r) -> r);
+    }
+
+    /** As {@link #start(BiConsumer)}; {@code listener} may put a listener of its own around a site's recorder. */
+    TestGroup start(BiConsumer<String, JChannel> customize, java.util.function.BiFunction<String, Recorder, GcsListener> listener) throws Exception {
         for (String s : sites) {
             Recorder r = new Recorder(s);
             recorders.put(s, r);
-            members.put(s, JGroupsGcs.start(GcsSettings.loopback(cluster, s, sites, ports, matrix), r,
+            members.put(s, JGroupsGcs.start(GcsSettings.loopback(cluster, s, sites, ports, matrix), listener.apply(s, r),
                     ch -> { if (customize != null) customize.accept(s, ch); }));
         }
         for (JGroupsGcs g : members.values()) g.awaitPrimary(sites.size(), Duration.ofSeconds(30));

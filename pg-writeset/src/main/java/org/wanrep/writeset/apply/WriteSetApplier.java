@@ -96,7 +96,28 @@ public final class WriteSetApplier implements AutoCloseable {
     /** Applies one write set in one local transaction; returns the time it took, commit included. */
     public Duration apply(WriteSet ws) throws SQLException {
         long t0 = System.nanoTime();
+        apply(ws, new InTransaction() { });
+        return Duration.ofNanos(System.nanoTime() - t0);
+    }
+
+    /** The caller's work in a write set's local transaction, so that it commits (or not) with the rows. */
+    public interface InTransaction {
+        /** Before the rows. False: skip this write set (it was applied already, say); nothing commits. */
+        default boolean before(Connection c) throws SQLException { return true; }
+        /** After the rows, before COMMIT. */
+        default void after(Connection c) throws SQLException { }
+    }
+
+    /**
+     * Applies one write set together with {@code around}'s work in one local transaction; any error
+     * rolls all of it back and is thrown. Returns false if {@code around} chose to skip it.
+     */
+    public boolean apply(WriteSet ws, InTransaction around) throws SQLException {
         try {
+            if (!around.before(c)) {
+                c.rollback();
+                return false;
+            }
             // Single-row groups go as literal statements in one Statement batch (one round trip for all of
             // them); groups of several rows as prepared batches (one Parse, then Bind/Execute per row).
             List<String> literal = new ArrayList<>();
@@ -115,12 +136,13 @@ public final class WriteSetApplier implements AutoCloseable {
                 }
             }
             runLiteral(literal, literalRows);
+            around.after(c);
             c.commit();
         } catch (SQLException | RuntimeException e) {
             try { c.rollback(); } catch (SQLException r) { e.addSuppressed(r); }
             throw e;
         }
-        return Duration.ofNanos(System.nanoTime() - t0);
+        return true;
     }
 
     /** From this many rows of one shape on, a prepared batch beats literal statements (parsed and planned per row). */

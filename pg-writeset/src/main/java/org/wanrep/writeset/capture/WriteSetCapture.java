@@ -66,6 +66,7 @@ public final class WriteSetCapture implements AutoCloseable {
         int rememberedTags = 100_000;
         Duration reconnectDelay = Duration.ofMillis(500);
         Duration statusInterval = Duration.ofSeconds(1);
+        Consumer<WriteSet> beforeHandOver = ws -> { };
 
         public Config tagPrefix(String p) { tagPrefix = p; return this; }
         /** Refuse (fail the waiter) a transaction whose change records exceed this many bytes of JSON. */
@@ -78,6 +79,8 @@ public final class WriteSetCapture implements AutoCloseable {
         public Config reconnectDelay(Duration d) { reconnectDelay = d; return this; }
         public Config statusInterval(Duration d) { statusInterval = d; return this; }
         public Config property(String k, String v) { properties.setProperty(k, v); return this; }
+        /** Called on the handover thread before a tagged write set is handed over (tests inject failures here). */
+        public Config beforeHandOver(Consumer<WriteSet> hook) { beforeHandOver = hook; return this; }
     }
 
     public static Config config(String jdbcUrl, String user, String slotName) {
@@ -101,6 +104,8 @@ public final class WriteSetCapture implements AutoCloseable {
     private volatile boolean connected;
 
     private final AtomicLong handedOverLsn = new AtomicLong(0);
+    /** Set when a hand-over failed unexpectedly: nothing is acknowledged from there on, and every waiter fails. */
+    private volatile SQLException failure;
     private final AtomicLong transactions = new AtomicLong(), handedOver = new AtomicLong(), refused = new AtomicLong(),
             untagged = new AtomicLong(), skippedOrigin = new AtomicLong(), duplicates = new AtomicLong(), reconnects = new AtomicLong();
 
@@ -158,6 +163,7 @@ public final class WriteSetCapture implements AutoCloseable {
     public synchronized CompletableFuture<WriteSet> expect(String tag) {
         CompletableFuture<WriteSet> early = unclaimed.remove(tag);
         if (early != null) return early;
+        if (failure != null) return CompletableFuture.failedFuture(failure);
         CompletableFuture<WriteSet> f = waiters.computeIfAbsent(tag, k -> new CompletableFuture<>());
         // a waiter that gives up (timeout, cancel) must not leak
         f.whenComplete((ws, e) -> { if (e != null) synchronized (this) { waiters.remove(tag, f); } });
@@ -165,6 +171,9 @@ public final class WriteSetCapture implements AutoCloseable {
     }
 
     public boolean isConnected() { return connected; }
+
+    /** Why this capture stopped handing over write sets, or null while it works. */
+    public SQLException failure() { return failure; }
 
     public Stats stats() {
         long l = handedOverLsn.get();
@@ -276,7 +285,17 @@ public final class WriteSetCapture implements AutoCloseable {
 
     // ---------------------------------------------------------------- handover thread
 
+    /**
+     * Hands one transaction over, then publishes its end LSN for the reader to confirm. A hand-over
+     * that fails unexpectedly is a failure the capture cannot recover from: the waiter gets it, and
+     * neither this transaction nor any later one is acknowledged (confirming a later LSN would
+     * confirm this one too), so the slot still holds them for whoever takes over.
+     */
     private void handOver(TransactionAssembler.Assembled a) {
+        if (failure != null) {
+            if (a.tag() != null) deliver(a.tag(), null, failure);
+            return;
+        }
         try {
             if (a.origin() != 0) {
                 skippedOrigin.incrementAndGet();   // applied by a WriteSetApplier: not ours to ship
@@ -293,12 +312,28 @@ public final class WriteSetCapture implements AutoCloseable {
                 return;
             }
             if (refusal != null) refused.incrementAndGet();
-            deliver(a.tag(), refusal == null ? new WriteSet(a.tag(), a.rows()) : null, refusal);
+            WriteSet ws = refusal == null ? new WriteSet(a.tag(), a.rows()) : null;
+            if (ws != null) cfg.beforeHandOver.accept(ws);
+            deliver(a.tag(), ws, refusal);
         } catch (RuntimeException e) {
-            log.error("capture {}: hand-over of transaction {} failed", cfg.slotName, a.xid(), e);
-        } finally {
-            handedOverLsn.accumulateAndGet(LogSequenceNumber.valueOf(a.endLsn()).asLong(), Math::max);
+            log.error("capture {}: hand-over of transaction {} failed; the capture stops handing over", cfg.slotName, a.xid(), e);
+            fail(new SQLException("write-set capture " + cfg.slotName + " failed handing over transaction " + a.xid() + ": " + e, "XX000", e));
+            if (a.tag() != null) deliver(a.tag(), null, failure);
+            return;
         }
+        handedOverLsn.accumulateAndGet(LogSequenceNumber.valueOf(a.endLsn()).asLong(), Math::max);
+    }
+
+    /** Records the capture's failure and fails every waiter with it (new ones fail at once, see {@link #expect}). */
+    private void fail(SQLException e) {
+        List<CompletableFuture<WriteSet>> pending;
+        synchronized (this) {
+            if (failure != null) return;
+            failure = e;
+            pending = new ArrayList<>(waiters.values());
+            waiters.clear();
+        }
+        pending.forEach(f -> f.completeExceptionally(e));
     }
 
     private void deliver(String tag, WriteSet ws, SQLException refusal) {
