@@ -443,7 +443,7 @@ public final class ClientSession implements Runnable {
     private void keepStatementState(List<WireMessage> unit) throws IOException {
         List<WireMessage> ms = new ArrayList<>();
         for (WireMessage m : unit)
-            if ((m.kind() == 'P' && !Messages.parseName(m).isEmpty()) || (m.kind() == 'C' && m.payload()[0] == 'S')) ms.add(m);
+            if ((m.kind() == 'P' && !Messages.parseName(m).isEmpty()) || (m.kind() == 'C' && Messages.closeTarget(m).isStatement())) ms.add(m);
         if (ms.isEmpty()) return;
         for (WireMessage m : ms) backend.send(m);
         backend.send(Messages.SYNC);
@@ -725,7 +725,7 @@ public final class ClientSession implements Runnable {
                 case 'P' -> client.write(WireMessage.of('1', new byte[0]));
                 case 'B' -> client.write(WireMessage.of('2', new byte[0]));
                 case 'D' -> {
-                    if (m.payload().length > 0 && m.payload()[0] == 'S') client.write(new org.wanrep.wire.PayloadWriter().int16(0).message('t'));
+                    if (Messages.describeTarget(m).isStatement()) client.write(new org.wanrep.wire.PayloadWriter().int16(0).message('t'));
                     if (a == null) a = OwnCommands.answer(text, ctx);
                     client.write(a.columns() == null ? WireMessage.of('n', new byte[0]) : Messages.rowDescription(a.columns()));
                 }
@@ -889,8 +889,8 @@ public final class ClientSession implements Runnable {
             String needs = null;
             if (m.kind() == 'P') defined.add(Messages.parseName(m));
             else if (m.kind() == 'B') needs = Messages.bindNames(m)[1];
-            else if (m.kind() == 'D' && m.payload()[0] == 'S') needs = new PayloadReader(java.util.Arrays.copyOfRange(m.payload(), 1, m.payload().length)).cstring();
-            else if (m.kind() == 'C' && m.payload()[0] == 'S') defined.remove(new PayloadReader(java.util.Arrays.copyOfRange(m.payload(), 1, m.payload().length)).cstring());
+            else if (m.kind() == 'D' && Messages.describeTarget(m).isStatement()) needs = Messages.describeTarget(m).name();
+            else if (m.kind() == 'C' && Messages.closeTarget(m).isStatement()) defined.remove(Messages.closeTarget(m).name());
             if (needs != null && !needs.isEmpty() && !defined.contains(needs) && statements.containsKey(needs)) {
                 prefix.add(statements.get(needs));
                 defined.add(needs);
@@ -911,13 +911,12 @@ public final class ClientSession implements Runnable {
                     statements.put(name, m);
                     statementSql.put(name, Messages.parseQuery(m));
                 }
-            } else if (m.kind() == 'C' && m.payload()[0] == 'S') {
-                String name = new PayloadReader(java.util.Arrays.copyOfRange(m.payload(), 1, m.payload().length)).cstring();
+            } else if (m.kind() == 'C' && Messages.closeTarget(m).isStatement()) {
+                String name = Messages.closeTarget(m).name();
                 statements.remove(name);
                 statementSql.remove(name);
             } else if (m.kind() == 'Q') {
-                String q = m.queryText().toLowerCase(java.util.Locale.ROOT);
-                if (q.contains("deallocate all") || q.contains("discard all")) {
+                if (SessionCommands.discardsStatements(m.queryText())) {
                     statements.clear();
                     statementSql.clear();
                 }
