@@ -75,12 +75,12 @@ public final class HistoryCheck {
         try {
             List<ClusterLayout.SiteEntry> sites = layout.sites();
             try (Connection c = ListAppendClient.connect(url(sites.getFirst()), 60); Statement st = c.createStatement()) {
-                st.execute(ListAppendClient.TABLE_DDL);
+                for (String ddl : ListAppendClient.tableDdl()) st.execute(ddl);
             }
             // a DDL at every other site returns once that site committed the CREATE (DDL takes every table's lock)
             for (ClusterLayout.SiteEntry e : sites.subList(1, sites.size()))
                 try (Connection c = ListAppendClient.connect(url(e), 60); Statement st = c.createStatement()) {
-                    st.execute("COMMENT ON TABLE la IS 'wanrep history-check'");
+                    st.execute("COMMENT ON TABLE la0 IS 'wanrep history-check'");
                 }
 
             History history = new History();
@@ -224,8 +224,10 @@ public final class HistoryCheck {
     private static Map<Long, long[]> finalRead(ClusterLayout.SiteEntry e) throws SQLException {
         Map<Long, long[]> state = new HashMap<>();
         try (Connection c = ListAppendClient.connect(url(e), 30); Statement st = c.createStatement()) {
-            st.execute("COMMENT ON TABLE la IS 'wanrep history-check: final read'");
-            try (ResultSet rs = st.executeQuery("SELECT k, v FROM la ORDER BY k")) {
+            st.execute("COMMENT ON TABLE la0 IS 'wanrep history-check: final read'");
+            StringBuilder all = new StringBuilder();
+            for (int i = 0; i < ListAppendClient.TABLES; i++) all.append(i == 0 ? "" : " UNION ALL ").append("SELECT k, v FROM la").append(i);
+            try (ResultSet rs = st.executeQuery(all.append(" ORDER BY k").toString())) {
                 while (rs.next()) state.put((long) rs.getInt(1), ListAppendClient.parse(rs.getString(2)));
             }
         }
@@ -288,7 +290,7 @@ public final class HistoryCheck {
         b.append("## Faults\n\n");
         if (faults.injected().isEmpty()) b.append("No fault injected.\n\n");
         else {
-            b.append("| fault | site | start (s) | end (s) | what | ok during | unknown during |\n|---|---|---:|---:|---|---:|---:|\n");
+            b.append("| fault | site | start (s) | end (s) | what | ok during (all sites) | unknown during (all sites) |\n|---|---|---:|---:|---|---:|---:|\n");
             for (Faults.Fault f : faults.injected()) {
                 long end = f.endNanos() < 0 ? Long.MAX_VALUE : f.endNanos();
                 long okDuring = txns.stream().filter(t -> t.process() < FINAL_PROCESS && t.ok() && t.completeTime() >= f.startNanos() && t.completeTime() <= end).count();

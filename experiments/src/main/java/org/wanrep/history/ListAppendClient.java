@@ -28,8 +28,32 @@ import java.util.concurrent.atomic.AtomicLong;
  * new process (Jepsen's rule: a process has at most one transaction in doubt, and its session order ends there).
  */
 final class ListAppendClient implements Runnable {
-    /** Keys are ints in the table; values are appended to a comma-separated text. */
-    static final String TABLE_DDL = "CREATE TABLE la (k int PRIMARY KEY, v text NOT NULL)";
+    /**
+     * Key k lives in table la{k % TABLES} (int key, the list as comma-separated text): several tables, so transactions
+     * take different lock sets and a block's statements span tables, as real transactions do.
+     */
+    static final int TABLES = 3;
+
+    static String table(long key) { return "la" + (key % TABLES); }
+
+    static List<String> tableDdl() {
+        List<String> l = new ArrayList<>();
+        for (int i = 0; i < TABLES; i++) l.add("CREATE TABLE la" + i + " (k int PRIMARY KEY, v text NOT NULL)");
+        return l;
+    }
+
+    /** One statement reading the given keys from their tables (one snapshot). */
+    static String selectKeys(java.util.Collection<Long> keys) {
+        Map<String, StringBuilder> in = new java.util.TreeMap<>();
+        for (long k : keys) {
+            StringBuilder b = in.computeIfAbsent(table(k), t -> new StringBuilder());
+            b.append(b.isEmpty() ? "" : ",").append(k);
+        }
+        StringBuilder sql = new StringBuilder();
+        for (Map.Entry<String, StringBuilder> e : in.entrySet())
+            sql.append(sql.isEmpty() ? "" : " UNION ALL ").append("SELECT k, v FROM ").append(e.getKey()).append(" WHERE k IN (").append(e.getValue()).append(')');
+        return sql.toString();
+    }
 
     private final String site;
     private final String url;
@@ -106,9 +130,8 @@ final class ListAppendClient implements Runnable {
             if (ops.stream().allMatch(MicroOp::isRead)) {
                 // read-only: one SELECT, so one snapshot, whatever the isolation level of a plain query
                 Map<Long, long[]> lists = new LinkedHashMap<>();
-                StringBuilder in = new StringBuilder();
-                for (MicroOp o : ops) if (lists.putIfAbsent(o.key(), new long[0]) == null) in.append(in.isEmpty() ? "" : ",").append(o.key());
-                try (ResultSet rs = st.executeQuery("SELECT k, v FROM la WHERE k IN (" + in + ")")) {
+                for (MicroOp o : ops) lists.putIfAbsent(o.key(), new long[0]);
+                try (ResultSet rs = st.executeQuery(selectKeys(lists.keySet()))) {
                     while (rs.next()) lists.put((long) rs.getInt(1), parse(rs.getString(2)));
                 }
                 List<MicroOp> done = new ArrayList<>();
@@ -182,8 +205,8 @@ final class ListAppendClient implements Runnable {
 
     static String statement(MicroOp o) {
         return o.isAppend()
-                ? "INSERT INTO la (k, v) VALUES (" + o.key() + ", '" + o.value() + "') ON CONFLICT (k) DO UPDATE SET v = la.v || ',' || excluded.v"
-                : "SELECT v FROM la WHERE k = " + o.key();
+                ? "INSERT INTO " + table(o.key()) + " AS t (k, v) VALUES (" + o.key() + ", '" + o.value() + "') ON CONFLICT (k) DO UPDATE SET v = t.v || ',' || excluded.v"
+                : "SELECT v FROM " + table(o.key()) + " WHERE k = " + o.key();
     }
 
     static long[] parse(String v) {
