@@ -53,6 +53,11 @@ final class Histories {
      * after a few dozen appends so lists stay short, as Elle's generator does. Ends with a final read of every key.
      */
     static History randomSerializable(long seed, int txns, int processes) {
+        return random(seed, txns, processes, false);
+    }
+
+    /** As {@link #randomSerializable}, but with {@code staleReads} each read returns a random prefix of the list: not serializable. */
+    static History random(long seed, int txns, int processes, boolean staleReads) {
         Random rnd = new Random(seed);
         Histories b = new Histories();
         Map<Long, List<Long>> store = new HashMap<>();
@@ -95,7 +100,10 @@ final class Histories {
                     if (o.isAppend()) {
                         if (apply) l.add(o.value());
                         done.add(o);
-                    } else done.add(o.withRead(l.stream().mapToLong(Long::longValue).toArray()));
+                    } else {
+                        int upTo = staleReads && !l.isEmpty() ? rnd.nextInt(l.size() + 1) : l.size();
+                        done.add(o.withRead(l.subList(0, upTo).stream().mapToLong(Long::longValue).toArray()));
+                    }
                 }
                 if (!apply) { // undo: appends of a transaction that did not commit
                     for (MicroOp o : ops) if (o.isAppend()) store.get(o.key()).remove(o.value());
