@@ -24,6 +24,8 @@ final class HistoryCheckCommand implements Callable<Integer> {
     @Option(names = "--seconds", defaultValue = "60", description = "workload duration (default: ${DEFAULT-VALUE})") int seconds;
     @Option(names = "--clients-per-site", defaultValue = "4", description = "clients at each site (default: ${DEFAULT-VALUE})") int clients;
     @Option(names = "--keys", defaultValue = "12", description = "active keys at a time (default: ${DEFAULT-VALUE})") int keys;
+    @Option(names = "--realtime", description = "also require real-time order (strict serializability, which wanrep does not promise: "
+            + "a site may read before applying a commit acknowledged at another site)") boolean realtime;
     @Option(names = "--seed", description = "seed of the fault schedule and the transactions (default: random, printed)") Long seed;
     @Option(names = "--out", defaultValue = "runs/history-check", description = "output directory (default: ${DEFAULT-VALUE})") Path out;
     @Option(names = "--set", description = "override a cluster setting, key=value (repeatable)") List<String> overrides = new ArrayList<>();
@@ -31,7 +33,7 @@ final class HistoryCheckCommand implements Callable<Integer> {
     @Override public Integer call() throws Exception {
         long s = seed != null ? seed : System.nanoTime() & 0xFFFFFFFFL;
         HistoryCheck.Summary sum = HistoryCheck.run(new HistoryCheck.Settings(sites, matrix, delivery, execution, faults, seconds, clients,
-                s, out, keys, overrides), System.out);
+                s, out, keys, realtime, overrides), System.out);
         System.out.println(HistoryCheck.json(sum));
         return sum.passed() ? 0 : 1;
     }

@@ -27,7 +27,7 @@ class HistoryCheckTest {
         PrintStream out = new PrintStream(log, true, StandardCharsets.UTF_8);
         HistoryCheck.Summary s;
         try {
-            s = HistoryCheck.run(new HistoryCheck.Settings(3, "lan", "safe", "symmetric", "pause", 20, 2, seed, dir, 10, List.of()), out);
+            s = HistoryCheck.run(new HistoryCheck.Settings(3, "lan", "safe", "symmetric", "pause", 20, 2, seed, dir, 10, false, List.of()), out);
         } finally {
             System.out.println(log.toString(StandardCharsets.UTF_8));
         }
