@@ -7,7 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** 100,000 transactions must check in well under a minute, even on a shared 2-core machine. */
 class CheckerScaleTest {
     @Test void hundredThousandTransactions() {
-        long seed = System.nanoTime();
+        long seed = Long.getLong("seed", System.nanoTime());   // -Dseed=N reruns a printed seed
         System.out.println("seed " + seed);
         History h = Histories.randomSerializable(seed, 100_000, 16);
         long t0 = System.nanoTime();
@@ -21,7 +21,7 @@ class CheckerScaleTest {
 
     /** Stale reads everywhere: large strongly connected components; the search must stay bounded and name cycles. */
     @Test void manyCyclesStayFast() {
-        long seed = System.nanoTime();
+        long seed = Long.getLong("seed", System.nanoTime());   // -Dseed=N reruns a printed seed
         System.out.println("seed " + seed);
         History h = Histories.random(seed, 50_000, 16, true);
         long t0 = System.nanoTime();
