@@ -1,0 +1,46 @@
+package org.wanrep.history;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.wanrep.checker.History;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A short history-check as users run it: three sites (real PostgreSQL and middleware processes), the list-append
+ * workload from every site, SIGSTOP/SIGCONT faults, then the checker. Fails on any lost append, divergence or anomaly.
+ */
+class HistoryCheckTest {
+    @Test void shortRunWithPausesIsSerializable(@TempDir Path dir) throws Exception {
+        // run as root, PostgreSQL runs as user postgres and must reach its data directory under the 0700 temp dir
+        Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        long seed = System.nanoTime() & 0xFFFFFFFFL;
+        System.out.println("seed " + seed);
+        ByteArrayOutputStream log = new ByteArrayOutputStream();
+        PrintStream out = new PrintStream(log, true, StandardCharsets.UTF_8);
+        HistoryCheck.Summary s;
+        try {
+            s = HistoryCheck.run(new HistoryCheck.Settings(3, "lan", "safe", "symmetric", "pause", 20, 2, seed, dir, 10, false, List.of()), out);
+        } finally {
+            System.out.println(log.toString(StandardCharsets.UTF_8));
+        }
+        System.out.println(HistoryCheck.json(s));
+        assertThat(s.ok()).as("seed %d", seed).isPositive();
+        assertThat(s.faults_injected()).as("seed %d", seed).isPositive();
+        assertThat(s.serving()).as("seed %d", seed).hasSize(3);
+        assertThat(s.lost()).as("seed %d", seed).isZero();
+        assertThat(s.divergent()).as("seed %d", seed).isZero();
+        assertThat(s.anomalies()).as("seed %d: %s", seed, s.anomaly_types()).isZero();
+        for (String f : List.of("history.jsonl", "anomalies.json", "report.md", "timeline.png"))
+            assertThat(dir.resolve(f)).exists();
+        assertThat(History.load(dir.resolve("history.jsonl")).transactions()).hasSizeGreaterThan((int) s.transactions());
+        assertThat(Files.readString(dir.resolve("report.md"))).contains("PASSED").contains("pause");
+    }
+}
