@@ -19,8 +19,9 @@ import java.util.Set;
  * ({@code crash}), kill -9 the middleware of the site that orders messages ({@code sequencer-crash}), SIGSTOP then
  * SIGCONT a middleware ({@code pause}), kill -9 a replica's PostgreSQL postmaster ({@code pg-crash}). A killed site
  * stays down (rejoin does not exist yet). No fault ever leaves fewer than a majority of sites running and unpaused.
- * {@code partition} is not available: the JGroups stack has no hook to drop one member's traffic from outside the
- * process, so it is reported as such and never faked.
+ * {@code partition} isolates a site inside its JGroups stack (its traffic dropped both ways, as a network partition
+ * would: {@code SET wanrep.isolated = on}, which the cluster allows with {@code testing.fault_injection = on}) for 3-12 s,
+ * then heals; one isolated long enough to be excluded stops when it finds it missed transactions, so it counts as down.
  */
 final class Faults implements Runnable {
     enum Kind {
@@ -67,15 +68,12 @@ final class Faults implements Runnable {
     /** Faults between {@code from} and {@code until} (System.nanoTime), times recorded relative to {@code t0}. */
     Faults(ClusterLayout layout, List<Kind> kinds, long seed, long t0, long from, long until, PrintStream out) {
         this.layout = layout;
-        this.kinds = kinds.stream().filter(k -> k != Kind.PARTITION).toList();
+        this.kinds = List.copyOf(kinds);
         this.rnd = new Random(seed * 0x9E3779B97F4A7C15L + 17);
         this.t0 = t0;
         this.from = from;
         this.until = until;
         this.out = out;
-        if (kinds.contains(Kind.PARTITION))
-            notes.add("partition: NOT AVAILABLE - nothing outside a site's process can cut its JGroups traffic (the stack has no "
-                    + "discard hook and this runner does not change the host's firewall); no partition was injected");
     }
 
     List<Fault> injected() { return List.copyOf(injected); }
@@ -156,13 +154,41 @@ final class Faults implements Runnable {
                 }
                 injected.add(new Fault(k.label(), target.name(), start, rel(), "SIGSTOP/SIGCONT middleware pid " + pid + " for " + ms + " ms"));
             }
-            case PARTITION -> { }
+            case PARTITION -> {
+                long ms = 3000 + rnd.nextInt(9000);
+                ms = Math.max(500, Math.min(ms, (until - System.nanoTime()) / 1_000_000));
+                out.printf("history-check: t=%.1fs fault partition %s (isolated inside its JGroups stack for %d ms)%n", start / 1e9, target.name(), ms);
+                dead.add(target.name());   // excluded meanwhile, it stops for good when it finds what it missed
+                String note = isolate(target, true) ? "isolated for " + ms + " ms" : "could not isolate (proxy did not answer)";
+                try {
+                    Thread.sleep(ms);
+                } finally {
+                    isolate(target, false);
+                }
+                injected.add(new Fault(k.label(), target.name(), start, rel(), note));
+            }
         }
     }
 
     private void record(Fault f) {
         injected.add(f);
         out.printf("history-check: t=%.1fs fault %s %s (%s)%n", f.startNanos() / 1e9, f.kind(), f.site(), f.note());
+    }
+
+    /** Isolates a site from the group, or lifts it, through its proxy (fault injection must be on). */
+    static boolean isolate(ClusterLayout.SiteEntry s, boolean on) {
+        java.util.Properties p = new java.util.Properties();
+        p.setProperty("user", "postgres");
+        p.setProperty("connectTimeout", "5");
+        p.setProperty("socketTimeout", "10");
+        p.setProperty("preferQueryMode", "simple");
+        String url = "jdbc:postgresql://" + s.proxy_host() + ":" + s.proxy_port() + "/postgres";
+        try (java.sql.Connection c = java.sql.DriverManager.getConnection(url, p); java.sql.Statement st = c.createStatement()) {
+            st.execute("SET wanrep.isolated = " + (on ? "on" : "off"));
+            return true;
+        } catch (java.sql.SQLException e) {
+            return false;
+        }
     }
 
     /** SIGCONT to anything still stopped (an interrupted pause). */

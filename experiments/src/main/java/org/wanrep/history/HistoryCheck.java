@@ -65,7 +65,8 @@ public final class HistoryCheck {
         Path outDir = s.out().toAbsolutePath();
         Files.createDirectories(outDir);
         Path clusterDir = outDir.resolve("cluster");
-        List<String> overrides = new ArrayList<>(List.of("delivery=" + s.delivery(), "execution=" + s.execution()));
+        // fault injection lets the runner isolate a site inside its JGroups stack (partition)
+        List<String> overrides = new ArrayList<>(List.of("delivery=" + s.delivery(), "execution=" + s.execution(), "testing.fault_injection=on"));
         overrides.addAll(s.overrides());
         Config cfg = Config.build(Map.of(), overrides);
         out.printf("history-check: seed %d, %d sites on %s, delivery %s, execution %s, faults %s, %d s, %d clients per site%n",
@@ -199,7 +200,7 @@ public final class HistoryCheck {
             Map<String, Long> types = new TreeMap<>(result.counts());
             types.remove("lost");
             Summary summary = new Summary(total, ok, failed, unknown, lost, divergent, result.anomalyCount(), faults.injected().size(),
-                    types, serving, kinds.contains(Faults.Kind.PARTITION) ? List.of("partition") : List.of(), s.seed(),
+                    types, serving, List.of(), s.seed(),
                     s.delivery(), s.execution(), s.faults(), outDir.toString());
 
             history.save(outDir.resolve("history.jsonl"));

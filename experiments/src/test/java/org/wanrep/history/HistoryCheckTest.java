@@ -43,4 +43,26 @@ class HistoryCheckTest {
         assertThat(History.load(dir.resolve("history.jsonl")).transactions()).hasSizeGreaterThan((int) s.transactions());
         assertThat(Files.readString(dir.resolve("report.md"))).contains("PASSED").contains("pause");
     }
+
+    /** Every kind of fault (partition inside the stack included), write sets under opt-safe: nothing lost, no anomaly. */
+    @Test void shortRunWithEveryFaultUnderWriteSets(@TempDir Path dir) throws Exception {
+        Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        long seed = System.nanoTime() & 0xFFFFFFFFL;
+        System.out.println("seed " + seed);
+        ByteArrayOutputStream log = new ByteArrayOutputStream();
+        PrintStream out = new PrintStream(log, true, StandardCharsets.UTF_8);
+        HistoryCheck.Summary s;
+        try {
+            s = HistoryCheck.run(new HistoryCheck.Settings(3, "lan", "opt-safe", "primary-copy", "all", 30, 2, seed, dir, 10, false, List.of()), out);
+        } finally {
+            System.out.println(log.toString(StandardCharsets.UTF_8));
+        }
+        System.out.println(HistoryCheck.json(s));
+        assertThat(s.ok()).as("seed %d", seed).isPositive();
+        assertThat(s.faults_injected()).as("seed %d", seed).isPositive();
+        assertThat(s.serving()).as("seed %d", seed).hasSizeGreaterThanOrEqualTo(2);
+        assertThat(s.lost()).as("seed %d", seed).isZero();
+        assertThat(s.divergent()).as("seed %d", seed).isZero();
+        assertThat(s.anomalies()).as("seed %d: %s", seed, s.anomaly_types()).isZero();
+    }
 }

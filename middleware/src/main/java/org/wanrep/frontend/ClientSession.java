@@ -719,18 +719,17 @@ public final class ClientSession implements Runnable {
             else if (m.kind() != 'B' && m.kind() != 'D' && m.kind() != 'E' && m.kind() != 'S') return false;
         }
         if (text == null) return false;
-        OwnCommands.Answer a = null;
+        OwnCommands.Answer a = OwnCommands.answer(text, ctx);
+        if (a == null) return false;   // not ours after all (e.g. fault injection is off): PostgreSQL answers it
         for (WireMessage m : unit) {
             switch (m.kind()) {
                 case 'P' -> client.write(WireMessage.of('1', new byte[0]));
                 case 'B' -> client.write(WireMessage.of('2', new byte[0]));
                 case 'D' -> {
                     if (Messages.describeTarget(m).isStatement()) client.write(new org.wanrep.wire.PayloadWriter().int16(0).message('t'));
-                    if (a == null) a = OwnCommands.answer(text, ctx);
                     client.write(a.columns() == null ? WireMessage.of('n', new byte[0]) : Messages.rowDescription(a.columns()));
                 }
                 case 'E' -> {
-                    if (a == null) a = OwnCommands.answer(text, ctx);
                     for (List<String> row : a.rows()) client.write(Messages.dataRow(row));
                     client.write(Messages.commandComplete(a.tag()));
                 }

@@ -23,8 +23,17 @@ final class OwnCommands {
 
     private static final Pattern COMMAND = Pattern.compile("(?is)\\s*(show|reset)\\s+wanrep\\.(phases|sites)\\s*;?\\s*");
 
+    private static final Pattern ISOLATE = Pattern.compile("(?is)\\s*set\\s+wanrep\\.isolated\\s*(=|to)\\s*'?(on|off|true|false)'?\\s*;?\\s*");
+
     /** The answer to {@code sql} if it is one of our commands, else null (nothing is done). */
     static Answer answer(String sql, SiteContext ctx) {
+        Matcher i = ISOLATE.matcher(sql);
+        if (i.matches() && ctx.faultInjection() && ctx.engine().gcs() instanceof org.wanrep.gcs.jgroups.JGroupsGcs g) {
+            // fault injection (testing.fault_injection = on): this site's group traffic is dropped both ways
+            String v = i.group(2).toLowerCase(Locale.ROOT);
+            g.isolate(v.equals("on") || v.equals("true"));
+            return new Answer("SET", null, List.of());
+        }
         Matcher m = COMMAND.matcher(sql);
         if (!m.matches()) return null;
         boolean reset = m.group(1).equalsIgnoreCase("reset");
@@ -49,6 +58,7 @@ final class OwnCommands {
     }
 
     static boolean matches(String sql) {
+        if (ISOLATE.matcher(sql).matches()) return true;
         Matcher m = COMMAND.matcher(sql);
         return m.matches() && !(m.group(1).equalsIgnoreCase("reset") && m.group(2).equalsIgnoreCase("sites"));
     }

@@ -12,4 +12,4 @@ import java.time.Duration;
  */
 public record SiteContext(String site, BackendTarget backend, UserDirectory users, ReplicationEngine engine,
                           org.wanrep.sql.Classifiers classifiers, CancelRegistry cancels, boolean lockedQueries, Duration lockTimeout,
-                          org.wanrep.exec.WriteSetChannel writeSets, SessionLimit sessions) {}
+                          org.wanrep.exec.WriteSetChannel writeSets, SessionLimit sessions, boolean faultInjection) {}

@@ -160,7 +160,7 @@ public final class Site implements AutoCloseable {
         }
         SiteContext ctx = new SiteContext(name, target, UserDirectory.parse(c.get("users")), engine,
                 new org.wanrep.sql.Classifiers(target, org.wanrep.sql.Classifiers.configuredFunctions(c), policy.kind() != ExecutionPolicy.Kind.SYMMETRIC),
-                new CancelRegistry(), c.get("queries").equals("locked"), Duration.ofMillis(c.getInt("pool.wait_timeout_ms")), channel, sessions);
+                new CancelRegistry(), c.get("queries").equals("locked"), Duration.ofMillis(c.getInt("pool.wait_timeout_ms")), channel, sessions, c.get("testing.fault_injection").equals("on"));
         // DDL run here for another site's client changes the catalog the classifiers know (called under the
         // engine's monitor for every commit: the origin's analysis travels with the request, nothing is parsed)
         engine.onCommit(r -> {

@@ -156,6 +156,9 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
 
     public GcsView view() { return view; }
 
+    /** The group member this engine multicasts through. */
+    public Gcs gcs() { return gcs; }
+
     /**
      * Multicasts an update transaction from this site. The future completes with the transaction
      * after its local COMMIT (its replies are then with the executor's attachment), or exceptionally

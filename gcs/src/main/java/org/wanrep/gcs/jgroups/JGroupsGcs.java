@@ -199,6 +199,12 @@ public final class JGroupsGcs implements Gcs, Receiver {
     }
 
     @Override public String self() { return self; }
+    /** Fault injection: drops this member's traffic both ways inside the stack (a partition), or stops dropping it. */
+    public void isolate(boolean on) {
+        ((WAN_DELAY) channel.getProtocolStack().findProtocol(WAN_DELAY.class)).isolate(on);
+        LOG.warn("{}: {}", self, on ? "ISOLATED from the group (fault injection)" : "isolation lifted (fault injection)");
+    }
+
     @Override public boolean current() { return !closed && now() < leaseUntil; }
     @Override public GcsView view() { return view; }
     public JChannel channel() { return channel; }

@@ -48,21 +48,43 @@ public class WAN_DELAY extends Protocol {
         return this;
     }
 
+    /**
+     * Fault injection: an isolated member's traffic is dropped both ways, inside the stack, as a network
+     * partition would drop it (its TCP connections stay up, so only the failure detector's timeout notices).
+     * Its messages carry a mark that every receiver drops; it drops everything it receives from others.
+     */
+    private volatile boolean isolated;
+
+    public void isolate(boolean on) { isolated = on; }
+
+    public boolean isolated() { return isolated; }
+
     @Override public Object down(Message msg) {
-        if (self >= 0) msg.putHeader(PROTOCOL_ID, new SiteHeader((short) self));
+        if (self >= 0 || isolated) msg.putHeader(PROTOCOL_ID, new SiteHeader((short) self, isolated));
         return down_prot.down(msg);
+    }
+
+    /** Whether a received message must be dropped because its sender or this member is isolated. */
+    private boolean dropped(Message msg) {
+        boolean fromSelf = local_addr != null && local_addr.equals(msg.getSrc());
+        if (fromSelf) return false;   // our own multicast, looped back by the transport
+        if (isolated) return true;
+        SiteHeader h = msg.getHeader(PROTOCOL_ID);
+        return h != null && h.isolated;
     }
 
     private long delayNanos(Message msg) {
         if (self < 0) return 0;
         SiteHeader h = msg.getHeader(PROTOCOL_ID);
         if (h == null) return 0;
+        if (h.site < 0) return 0;
         double ms = matrix.delay(h.site, self);
         if (jitterMs > 0) ms += ThreadLocalRandom.current().nextDouble(jitterMs);
         return (long) (ms * 1_000_000);
     }
 
     @Override public Object up(Message msg) {
+        if (dropped(msg)) return null;
         long d = delayNanos(msg);
         if (d <= 0) return up_prot.up(msg);
         lane(msg.getSrc(), msg.isFlagSet(Message.Flag.OOB)).add(msg, d);
@@ -70,7 +92,8 @@ public class WAN_DELAY extends Protocol {
     }
 
     @Override public void up(MessageBatch batch) {
-        if (self < 0 || batch.size() == 0) { up_prot.up(batch); return; }
+        batch.removeIf(this::dropped, false);
+        if (self < 0 || batch.size() == 0) { if (batch.size() > 0) up_prot.up(batch); return; }
         // the first message that is there: a batch may hold empty slots, which FastArray's iterator
         // skips in hasNext() but not in a bare next()
         Message first = null;
@@ -131,15 +154,18 @@ public class WAN_DELAY extends Protocol {
     /** The sender's site, as its index in the latency matrix. */
     public static final class SiteHeader extends Header {
         short site;
+        /** The sender is isolated (fault injection): receivers drop the message. */
+        boolean isolated;
 
         public SiteHeader() {}
-        SiteHeader(short site) { this.site = site; }
+        SiteHeader(short site) { this(site, false); }
+        SiteHeader(short site, boolean isolated) { this.site = site; this.isolated = isolated; }
 
         @Override public short getMagicId() { return HEADER_ID; }
         @Override public Supplier<? extends Header> create() { return SiteHeader::new; }
-        @Override public int serializedSize() { return Short.BYTES; }
-        @Override public void writeTo(DataOutput out) throws java.io.IOException { out.writeShort(site); }
-        @Override public void readFrom(DataInput in) throws java.io.IOException { site = in.readShort(); }
-        @Override public String toString() { return "site=" + site; }
+        @Override public int serializedSize() { return Short.BYTES + 1; }
+        @Override public void writeTo(DataOutput out) throws java.io.IOException { out.writeShort(site); out.writeBoolean(isolated); }
+        @Override public void readFrom(DataInput in) throws java.io.IOException { site = in.readShort(); isolated = in.readBoolean(); }
+        @Override public String toString() { return "site=" + site + (isolated ? " isolated" : ""); }
     }
 }
