@@ -43,7 +43,7 @@ final class EngineWorld {
         final MemExecutor executor;
         final ReplicationEngine engine;
         final Set<RequestId> refused = new HashSet<>();
-        boolean stopped;
+        boolean stopped, ready;
         String stopReason;
         GcsView view;
 
@@ -59,7 +59,11 @@ final class EngineWorld {
             sim.listen(member, new Forward(this, l));
         }
 
+        /** Running and not stopped (its database answers). */
         boolean serving() { return !stopped && sim.isAlive(member); }
+
+        /** Serving clients: as a real site, only once it reached the primary component the first time. */
+        boolean ready() { return ready && serving(); }
 
         @Override public String toString() { return member; }
     }
@@ -212,6 +216,7 @@ final class EngineWorld {
             note(node + " VIEW " + v);
             if (v.primary() && v.sequencer() != null) sequencer = v.sequencer();
             inner.viewChanged(v);
+            if (v.primary() && !node.stopped) node.ready = true;
         }
     }
 }

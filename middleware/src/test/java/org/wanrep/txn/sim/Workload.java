@@ -39,7 +39,7 @@ final class Workload {
     /** One step of the clients: each serving site may start a transaction. */
     void tick() {
         for (EngineWorld.SiteNode n : new ArrayList<>(w.nodes.values())) {
-            if (!n.serving() || w.rnd.nextDouble() >= rate) continue;
+            if (!n.ready() || w.rnd.nextDouble() >= rate) continue;
             if (w.rnd.nextDouble() < blockShare) block(n);
             else autocommit(n);
         }
