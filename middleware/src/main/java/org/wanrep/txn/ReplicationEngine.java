@@ -342,6 +342,14 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
                     + " from another site's (state transfer is not implemented yet) and start it again.");
             return;
         }
+        if (v.joined() && !delivery.uniform() && lastGsn > 0) {
+            // agreed delivery is not uniform: what this member delivered outside the primary component (e.g. as
+            // its sequencer) may not be what the others ordered at the same GSNs, even if the counts line up
+            fatal.accept("site " + site + " re-entered the primary component at GSN " + v.firstGsn() + " after delivering up to GSN " + lastGsn
+                    + " with " + delivery.label() + " delivery, which is not uniform: its last transactions may not be the others'. It stops;"
+                    + " rebuild its replica from another site's (state transfer is not implemented yet) and start it again.");
+            return;
+        }
         synchronized (this) {
             // write sets of transactions never delivered here: their executor delivered what we did not
             // (possible with agreed delivery only); all old-view deliveries are done, they cannot come
