@@ -240,6 +240,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             t.phases.finalDelivered = System.nanoTime();
             locks.enqueueFinal(r.id(), r.tables());
         } else {
+            t.abandoned = false;   // ordered after all (it may still be rolling back: then it runs again)
             t.gsn = gsn;
             t.deliveryMembers = view.members();
             t.fin = true;
@@ -351,6 +352,11 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             return;
         }
         synchronized (this) {
+            // a member that rejoined gave up its history: an optimistic delivery of it that was not ordered never
+            // will be in this one (if the new primary orders the message after all, its final delivery starts afresh)
+            if (v.joined())
+                for (Txn t : new ArrayList<>(txns.values()))
+                    if (!t.fin && t.request.kind() == TxnRequest.Kind.AUTOCOMMIT) abandon(t);
             // write sets of transactions never delivered here: their executor delivered what we did not
             // (possible with agreed delivery only); all old-view deliveries are done, they cannot come
             writeSets.keySet().removeIf(id -> {
@@ -447,6 +453,26 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             case EXECUTED -> rollback(t);
             case AWAITING_WRITE_SET -> t.state = Txn.State.WAITING;   // nothing was done here yet
             default -> { }
+        }
+    }
+
+    /** Drops a tentative transaction that will not be ordered: its locks go once no attempt of it is open. */
+    private void abandon(Txn t) {
+        LOG.info("{}: its optimistic delivery belongs to a history this site gave up: dropped", t);
+        t.abandoned = true;
+        CompletableFuture<Txn> f = waiting.remove(t.request.id());   // never the buffered replies of a rolled-back attempt
+        if (f != null) f.completeExceptionally(new IllegalStateException("transaction could not be ordered: site " + site + " left the primary component before it was"));
+        switch (t.state) {
+            case RUNNING -> {
+                t.state = Txn.State.ROLLING_BACK;
+                executor.cancel(t);
+            }
+            case EXECUTED -> rollback(t);
+            case ROLLING_BACK -> { }
+            default -> {
+                t.state = Txn.State.FAILED;
+                finish(t);
+            }
         }
     }
 
@@ -567,6 +593,11 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     }
 
     private synchronized void rolledBack(Txn t) {
+        if (t.abandoned) {
+            t.state = Txn.State.FAILED;
+            finish(t);
+            return;
+        }
         t.state = Txn.State.WAITING;
         if (locks.isGranted(t.request.id())) run(t);
     }
