@@ -32,7 +32,7 @@ import java.util.Set;
  *
  * <p>Other modules drive their own listeners through it (the test-jar): {@link #listen} attaches a
  * {@link GcsListener} to a member, which then gets every callback after the checker;
- * {@link #send} multicasts as {@code Gcs.multicast} does; {@link #schedule} puts the application's own
+ * {@link #send} multicasts as {@code Gcs.multicast} does (callbacks run as their own events, so a listener may multicast); {@link #schedule} puts the application's own
  * events (a database answering, a client's next request) into the same virtual time.
  */
 public final class Simulator {
@@ -84,33 +84,41 @@ public final class Simulator {
         @Override public void optimistic(GcsMessage m) {
             checker.optimistic(name, m);
             GcsListener l = listener();
-            if (l != null) l.optimistic(m);
+            if (l != null) toApplication(l, () -> l.optimistic(m));
         }
         @Override public void ordered(GcsMessage m, long gsn, long slot) {
             trace(name + " FINAL " + m.id() + " gsn=" + gsn + " slot=" + slot + " " + core);
             checker.ordered(name, m, gsn, slot);
             GcsListener l = listener();
-            if (l != null) l.ordered(m, gsn);
+            if (l != null) toApplication(l, () -> l.ordered(m, gsn));
         }
         @Override public void reliable(GcsMessage m) {
             trace(name + " RELIABLE " + m.id());
             checker.reliable(name, m);
             GcsListener l = listener();
-            if (l != null) l.reliable(m);
+            if (l != null) toApplication(l, () -> l.reliable(m));
         }
         @Override public void view(GcsView v) {
             trace(name + " VIEW " + v);
             checker.view(name, v);
             GcsListener l = listener();
-            if (l != null) l.viewChanged(v);
+            if (l != null) toApplication(l, () -> l.viewChanged(v));
         }
         @Override public void undeliverable(MsgId id, Delivery d, String reason) {
             checker.undeliverable(name, id);
             GcsListener l = listener();
-            if (l != null) l.undeliverable(id, d, reason);
+            if (l != null) toApplication(l, () -> l.undeliverable(id, d, reason));
         }
         /** A crashed member's application hears nothing more. */
         private GcsListener listener() { return alive ? listeners.get(name) : null; }
+
+        /**
+         * As JGroupsGcs's delivery thread does, the application hears of it after the core's handler
+         * returned (it may multicast from the callback), in order, at the same virtual time.
+         */
+        private void toApplication(GcsListener l, Runnable callback) {
+            schedule(0, () -> { if (alive && listeners.get(name) == l) callback.run(); });
+        }
     }
 
     public Simulator(long seed, List<String> sites, String sequencerSite) {
@@ -268,8 +276,7 @@ public final class Simulator {
 
     /**
      * Multicast from a member as {@code Gcs.multicast} does: {@link NotPrimaryException} outside the
-     * primary component, {@link IllegalStateException} from a crashed member. Call it from an event
-     * (see {@link #schedule}), not from inside a listener's callback.
+     * primary component, {@link IllegalStateException} from a crashed member.
      */
     public MsgId send(String member, Delivery d, byte[] payload) {
         Node n = nodes.get(member);
