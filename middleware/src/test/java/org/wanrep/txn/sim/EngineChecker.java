@@ -62,7 +62,7 @@ final class EngineChecker {
         }
         for (EngineWorld.SiteNode n : survivors) {
             if (n.engine.pending() != 0 || n.executor.open() != 0)
-                fail(n + " is not quiescent: " + n.engine.describe() + ", " + n.executor.open() + " open attempts:" + n.executor.describeOpen());
+                fail(n + " is not quiescent: " + n.engine.describe() + ", " + n.executor.open() + " open attempts:" + n.executor.describeOpen() + "; transactions: " + transactions(n));
             if (!n.engine.describe().endsWith("queues {}")) fail(n + " holds locks at quiescence: " + n.engine.describe());
         }
         for (Submission s : submissions)
@@ -79,6 +79,24 @@ final class EngineChecker {
             if (w.delivery == Delivery.AGREED && !survivors.contains(e.getValue())) continue;   // agreed: not uniform
             for (EngineWorld.SiteNode n : survivors)
                 if (!n.replica.applied.contains(e.getKey())) fail(e.getKey() + " was acknowledged at " + e.getValue() + " but " + n + " lacks it");
+        }
+    }
+
+    /** The engine's transactions with their kinds, for a failure message (its own describe() only counts them). */
+    static String transactions(EngineWorld.SiteNode n) {
+        try {
+            java.lang.reflect.Field f = n.engine.getClass().getDeclaredField("txns");
+            f.setAccessible(true);
+            StringBuilder b = new StringBuilder();
+            synchronized (n.engine) {
+                for (Object o : ((Map<?, ?>) f.get(n.engine)).values()) {
+                    Txn t = (Txn) o;
+                    b.append(' ').append(t).append(' ').append(t.request().kind()).append(t.work() != t.request() ? "+" + t.work().kind() : "");
+                }
+            }
+            return b.toString();
+        } catch (ReflectiveOperationException e) {
+            return e.toString();
         }
     }
 
