@@ -66,6 +66,8 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     private final Map<MsgId, RequestId> byMsg = new HashMap<>();
     private final Map<Object, CompletableFuture<Void>> localLocks = new HashMap<>();
     private final Map<RequestId, Object> originWork = new HashMap<>();
+    /** Blocks of this site whose end (log or release) could not be ordered: released at the next primary view. */
+    private final Map<RequestId, TxnRequest> unreleased = new HashMap<>();
     private final AtomicLong seq = new AtomicLong();
     private final AtomicLong localSeq = new AtomicLong();
     private final AtomicLong commits = new AtomicLong();
@@ -187,6 +189,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             synchronized (this) { if (waiting.containsKey(r.id())) byMsg.put(m, r.id()); }
         } catch (RuntimeException e) {
             synchronized (this) {
+                if (endsBlock(r)) unreleased.put(r.id(), r);
                 waiting.remove(r.id());
                 submittedHere.remove(r.id());
                 originWork.remove(r.id());
@@ -382,6 +385,22 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
                 }
             }
         }
+        // a block of ours whose log or release could not be ordered (this site was outside the primary component)
+        // holds the all-tables lock wherever its EXCLUSIVE was delivered, and its origin is still a member: release it
+        List<TxnRequest> again;
+        synchronized (this) {
+            again = new ArrayList<>(unreleased.values());
+            unreleased.clear();
+        }
+        for (TxnRequest r : again) {
+            LOG.info("block {}: its {} could not be ordered; releasing it", r.id(), r.kind());
+            submit(new TxnRequest(r.id(), TxnRequest.Kind.RELEASE, TableSet.allTables(), r.database(), List.of(), 0, 0));
+        }
+    }
+
+    /** A block's statement log or release: if it cannot be ordered, the block's lock must still go. */
+    private static boolean endsBlock(TxnRequest r) {
+        return r.kind() == TxnRequest.Kind.STATEMENT_LOG || r.kind() == TxnRequest.Kind.RELEASE;
     }
 
     /** A write set another site shipped (RELIABLE): applied once its transaction is granted and final here. */
@@ -409,7 +428,8 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             RequestId rid = byMsg.remove(id);
             f = rid == null ? null : waiting.remove(rid);
             if (rid != null) {
-                submittedHere.remove(rid);
+                TxnRequest r = submittedHere.remove(rid);
+                if (r != null && endsBlock(r)) unreleased.put(rid, r);
                 submitTimes.remove(rid);
             }
         }
