@@ -8,7 +8,9 @@ import org.wanrep.gcs.GcsView;
 import org.wanrep.gcs.Members;
 import org.wanrep.gcs.MsgId;
 import org.wanrep.gcs.sim.Simulator;
+import org.wanrep.txn.ExecutionPolicy;
 import org.wanrep.txn.ReplicationEngine;
+import org.wanrep.txn.WriteSetIo;
 import org.wanrep.txn.RequestId;
 
 import java.util.ArrayList;
@@ -33,7 +35,7 @@ final class EngineWorld {
 
     /** Rates of injected database failures. */
     static final class Faults {
-        double executeRetry, commitRetry, connectionLost;
+        double executeRetry, commitRetry, connectionLost, applyError;
     }
 
     /** One site process: its group member, engine, executor and replica. */
@@ -43,7 +45,7 @@ final class EngineWorld {
         final MemExecutor executor;
         final ReplicationEngine engine;
         final Set<RequestId> refused = new HashSet<>();
-        boolean stopped, ready;
+        boolean stopped, ready, injectedApplyError;
         String stopReason;
         GcsView view;
 
@@ -52,7 +54,8 @@ final class EngineWorld {
             this.site = Members.siteOf(member);
             this.replica = replica;
             this.executor = new MemExecutor(EngineWorld.this, this);
-            this.engine = new ReplicationEngine(site, delivery, executor);
+            this.engine = new ReplicationEngine(site, delivery, executor, new ExecutionPolicy(policy, sites, Map.of()),
+                    policy == ExecutionPolicy.Kind.SYMMETRIC ? WriteSetIo.NONE : new MemWriteSetIo(EngineWorld.this, this));
             engine.attach(new SimGcs(this));
             engine.onFatal(reason -> stop(this, reason));
             GcsListener l = delivery == Delivery.OPT_SAFE ? new ReorderingListener(engine, rnd) : engine;
@@ -72,6 +75,8 @@ final class EngineWorld {
     final Random rnd;
     final Simulator sim;
     final Delivery delivery;
+    /** Symmetric execution, or a write-set policy (drawn from the seed). */
+    final ExecutionPolicy.Kind policy;
     final Faults faults = new Faults();
     final int maxLatencyMs;
     final List<String> sites = new ArrayList<>();
@@ -90,11 +95,17 @@ final class EngineWorld {
         int n = 3 + rnd.nextInt(3);
         for (int i = 0; i < n; i++) sites.add("s" + i);
         this.sim = new Simulator(rnd.nextLong(), sites, null);
+        this.policy = switch (rnd.nextInt(4)) {
+            case 0 -> ExecutionPolicy.Kind.PRIMARY_COPY;
+            case 1 -> ExecutionPolicy.Kind.LOCAL_COPY;
+            default -> ExecutionPolicy.Kind.SYMMETRIC;
+        };
         sim.maxDelayMs(1 + rnd.nextInt(40));
         this.maxLatencyMs = 1 + rnd.nextInt(20);
         faults.executeRetry = rnd.nextInt(3) * 0.03;
         faults.commitRetry = rnd.nextInt(3) * 0.02;
         faults.connectionLost = rnd.nextInt(4) == 0 ? 0.002 : 0;
+        faults.applyError = rnd.nextInt(4) == 0 ? 0.002 : 0;
         this.checker = new EngineChecker(this);
         this.workload = new Workload(this);
         for (String s : sites) addNode(Members.name(s, "1"), new MemReplica());

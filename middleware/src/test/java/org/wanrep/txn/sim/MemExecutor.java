@@ -29,6 +29,7 @@ final class MemExecutor implements TxnExecutor {
         Map<String, Long> writes = new HashMap<>();
         Map<String, Long> versions = Map.of();
         String error;
+        boolean committed;
         /** COMMIT went with the execution: its outcome, reported by commit(). */
         Outcome fused;
     }
@@ -128,6 +129,7 @@ final class MemExecutor implements TxnExecutor {
                     + replica.versionsOf(a.versions.keySet()) + "): the locks let a conflicting transaction through");
         String twice = replica.commit(t.request().id(), a.writes);
         if (twice != null) world.violation(node + ": " + twice);
+        a.committed = true;
         return Outcome.OK;
     }
 
@@ -135,6 +137,12 @@ final class MemExecutor implements TxnExecutor {
         Attempt a = attempts.get(t);
         if (a != null && a.fused == Outcome.OK) world.violation(node + ": ROLLBACK of " + t + " whose COMMIT succeeded");
         later(() -> done.completed(Outcome.OK));
+    }
+
+    /** What {@code t} wrote if it committed here (its write set to ship), else null. */
+    Map<String, Long> committedWrites(Txn t) {
+        Attempt a = attempts.get(t);
+        return a != null && a.committed ? a.writes : null;
     }
 
     @Override public void finish(Txn t) {

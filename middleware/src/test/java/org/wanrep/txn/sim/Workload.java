@@ -1,7 +1,10 @@
 package org.wanrep.txn.sim;
 
 import org.wanrep.lock.TableSet;
+import org.wanrep.txn.ExecutionPolicy;
 import org.wanrep.txn.RequestId;
+import org.wanrep.txn.WriteSetMessage;
+import org.wanrep.txn.WriteSetMessageCodec;
 import org.wanrep.txn.Txn;
 import org.wanrep.txn.TxnRequest;
 import org.wanrep.wire.WireMessage;
@@ -32,7 +35,7 @@ final class Workload {
 
     Workload(EngineWorld w) {
         this.w = w;
-        this.rate = 0.002 + w.rnd.nextDouble() * 0.02;    // per serving site and step (2.5 ms): from light to overload
+        this.rate = 0.002 + w.rnd.nextDouble() * 0.012;   // per serving site and step (2.5 ms): from light to overload
         this.blockShare = w.rnd.nextInt(3) * 0.1;
     }
 
@@ -85,12 +88,14 @@ final class Workload {
     private void autocommit(EngineWorld.SiteNode n) {
         List<String> ops = statements(true);
         TxnRequest r = request(n.engine.nextId(), TxnRequest.Kind.AUTOCOMMIT, tableSet(ops), ops);
-        CompletableFuture<Txn> f = n.engine.submit(r);
-        w.checker.submitted(n, r.id(), f);
+        if (w.policy != ExecutionPolicy.Kind.SYMMETRIC) r = r.shippingWriteSet();
+        TxnRequest req = r;
+        CompletableFuture<Txn> f = n.engine.submit(req);
+        w.checker.submitted(n, req.id(), f);
         f.whenComplete((t, e) -> {
             if (e != null || t.state() != Txn.State.COMMITTED) return;
-            if (!n.replica.applied.contains(r.id())) w.violation(n + ": " + r.id() + " acknowledged as committed, not in the replica");
-            w.checker.acknowledged(n, r.id());
+            if (!n.replica.applied.contains(req.id())) w.violation(n + ": " + req.id() + " acknowledged as committed, not in the replica");
+            w.checker.acknowledged(n, req.id());
         });
     }
 
@@ -125,6 +130,10 @@ final class Workload {
             release(n, id);   // a statement failed, or the client rolled back
             return;
         }
+        if (w.policy != ExecutionPolicy.Kind.SYMMETRIC) {
+            shipBlock(n, id, writes, versionsAtBegin);
+            return;
+        }
         CompletableFuture<Txn> delivered = n.engine.submit(request(id, TxnRequest.Kind.STATEMENT_LOG, TableSet.allTables(), ops));
         w.checker.submitted(n, id, delivered);
         delivered.whenComplete((t, e) -> then(n, 0, () -> {
@@ -137,6 +146,31 @@ final class Workload {
                 n.engine.blockCommitted(id, true);
                 w.checker.acknowledged(n, id);
             });
+        }));
+    }
+
+    /**
+     * A block's COMMIT under a write-set policy, as ClientSession does it: commit here, then send the
+     * write set through the total order ({@code WRITESET_LOG}); the client hears COMMIT once that is
+     * delivered. A site that committed but cannot send it stops.
+     */
+    private void shipBlock(EngineWorld.SiteNode n, RequestId id, Map<String, Long> writes, Map<String, Long> versionsAtBegin) {
+        if (!n.replica.versions.equals(versionsAtBegin))
+            w.violation(n + ": block " + id + " commits on a snapshot from BEGIN, but the replica changed since (" + versionsAtBegin + " now " + n.replica.versions + ")");
+        String twice = n.replica.commit(id, writes);
+        if (twice != null) w.violation(n + ": " + twice);
+        WriteSetMessage m = new WriteSetMessage(id, n.member, true, List.of(), MemWriteSetIo.writeSet(id + "@" + n.member, writes), Map.of());
+        TxnRequest log = new TxnRequest(id, TxnRequest.Kind.WRITESET_LOG, TableSet.allTables(), "db", List.of(), w.sim.now() * 1000, 0, Map.of(),
+                true, WriteSetMessageCodec.encode(m));
+        CompletableFuture<Txn> delivered = n.engine.submit(log);
+        w.checker.submitted(n, id, delivered);
+        delivered.whenComplete((t, e) -> then(n, 0, () -> {
+            if (e != null) {
+                n.engine.fail("site " + n.site + " committed block " + id + " but cannot ship its write set: " + e.getMessage());
+                return;
+            }
+            n.engine.blockCommitted(id, true);
+            w.checker.acknowledged(n, id);
         }));
     }
 
