@@ -354,6 +354,13 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
                     + " rebuild its replica from another site's (state transfer is not implemented yet) and start it again.");
             return;
         }
+        RequestId lacking = v.joined() ? writeSetShippedWhileAway() : null;
+        if (lacking != null) {
+            fatal.accept("site " + site + " re-entered the primary component and still needs the write set of " + lacking
+                    + ", which its executor may have shipped while this site was away (write sets are not retransmitted to a member"
+                    + " that rejoins). It stops; rebuild its replica from another site's (state transfer is not implemented yet) and start it again.");
+            return;
+        }
         synchronized (this) {
             // a member that rejoined gave up its history: an optimistic delivery of it that was not ordered never
             // will be in this one (if the new primary orders the message after all, its final delivery starts afresh)
@@ -396,6 +403,18 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             LOG.info("block {}: its {} could not be ordered; releasing it", r.id(), r.kind());
             submit(new TxnRequest(r.id(), TxnRequest.Kind.RELEASE, TableSet.allTables(), r.database(), List.of(), 0, 0));
         }
+    }
+
+    /**
+     * A transaction ordered here whose write set another member ships and that has not arrived: after a
+     * rejoin it may have been multicast (RELIABLE) to a view this member was not in, and never comes.
+     */
+    private synchronized RequestId writeSetShippedWhileAway() {
+        for (Txn t : txns.values())
+            if (t.fin && t.request.kind() == TxnRequest.Kind.AUTOCOMMIT && policy.shipsWriteSet(t.request)
+                    && (t.state == Txn.State.WAITING || t.state == Txn.State.AWAITING_WRITE_SET)
+                    && !writeSets.containsKey(t.request.id()) && !executorOf(t).equals(self)) return t.request.id();
+        return null;
     }
 
     /** A block's statement log or release: if it cannot be ordered, the block's lock must still go. */
