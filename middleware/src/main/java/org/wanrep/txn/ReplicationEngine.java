@@ -442,6 +442,13 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     }
 
     @Override public void undeliverable(MsgId id, Delivery d, String reason) {
+        if (d == Delivery.RELIABLE) {
+            // our RELIABLE multicasts are write sets of transactions this site committed for every site (WriteSetIo):
+            // this replica is now ahead of the others, and while this member stays no one executes it again
+            fatal.accept("site " + site + " cannot ship its write set " + id + " (" + reason + "): the others lack a transaction it committed."
+                    + " It stops; the others execute it again.");
+            return;
+        }
         CompletableFuture<Txn> f;
         synchronized (this) {
             RequestId rid = byMsg.remove(id);
