@@ -31,7 +31,7 @@ class EngineSimulationTest {
         // at the heal: try -Dwanrep.enginesim.seed=102422 or 500548) trips gcs's checker in about one run
         // of 1000. Uniform delivery explores a new range every time.
         long base = Long.getLong("wanrep.enginesim.seed", delivery == Delivery.AGREED ? AGREED_SEED : new Random().nextLong());
-        int runs = Integer.getInteger("wanrep.enginesim.runs", 200);
+        int runs = Integer.getInteger("wanrep.enginesim.runs", 500);
         System.out.println(delivery.label() + ": engine simulation base seed " + base + " (" + runs + " runs)");
         long start = System.currentTimeMillis();
         int checked = 0, acknowledged = 0, stopped = 0;
