@@ -307,6 +307,9 @@ public final class Simulator {
 
     public boolean isPrimary(String member) { return isAlive(member) && nodes.get(member).core.isPrimary(); }
 
+    /** {@code Gcs.current()}: the member holds its read lease now. */
+    public boolean isCurrent(String member) { return isAlive(member) && nodes.get(member).core.leaseExpiry() > now; }
+
     public List<String> aliveMembers() { return alive().stream().map(n -> n.name).toList(); }
 
     /** See {@link Checker#progressExpected}. */

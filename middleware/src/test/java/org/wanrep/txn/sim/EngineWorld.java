@@ -45,7 +45,7 @@ final class EngineWorld {
         final MemExecutor executor;
         final ReplicationEngine engine;
         final Set<RequestId> refused = new HashSet<>();
-        boolean stopped, ready, injectedApplyError;
+        boolean stopped, injectedApplyError;
         String stopReason;
         GcsView view;
 
@@ -65,8 +65,8 @@ final class EngineWorld {
         /** Running and not stopped (its database answers). */
         boolean serving() { return !stopped && sim.isAlive(member); }
 
-        /** Serving clients: as a real site, only once it reached the primary component the first time. */
-        boolean ready() { return ready && serving(); }
+        /** Serving clients: as a real site, only while its replica is current (in the primary component, lease held). */
+        boolean ready() { return serving() && engine.current(); }
 
         @Override public String toString() { return member; }
     }
@@ -208,6 +208,7 @@ final class EngineWorld {
         @Override public MsgId multicast(byte[] payload, Delivery d) { return sim.send(node.member, d, payload); }
         @Override public String self() { return node.member; }
         @Override public GcsView view() { return node.view; }
+        @Override public boolean current() { return sim.isCurrent(node.member); }
         @Override public void close() { }
     }
 
@@ -227,7 +228,6 @@ final class EngineWorld {
             note(node + " VIEW " + v);
             if (v.primary() && v.sequencer() != null) sequencer = v.sequencer();
             inner.viewChanged(v);
-            if (v.primary() && !node.stopped) node.ready = true;
         }
     }
 }
