@@ -349,14 +349,14 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         if (v.joined() && !delivery.uniform() && lastGsn > 0) {
             // agreed delivery is not uniform: what this member delivered outside the primary component (e.g. as
             // its sequencer) may not be what the others ordered at the same GSNs, even if the counts line up
-            fatal.accept("site " + site + " re-entered the primary component at GSN " + v.firstGsn() + " after delivering up to GSN " + lastGsn
+            fail("site " + site + " re-entered the primary component at GSN " + v.firstGsn() + " after delivering up to GSN " + lastGsn
                     + " with " + delivery.label() + " delivery, which is not uniform: its last transactions may not be the others'. It stops;"
                     + " rebuild its replica from another site's (state transfer is not implemented yet) and start it again.");
             return;
         }
         RequestId lacking = v.joined() ? writeSetShippedWhileAway() : null;
         if (lacking != null) {
-            fatal.accept("site " + site + " re-entered the primary component and still needs the write set of " + lacking
+            fail("site " + site + " re-entered the primary component and still needs the write set of " + lacking
                     + ", which its executor may have shipped while this site was away (write sets are not retransmitted to a member"
                     + " that rejoins). It stops; rebuild its replica from another site's (state transfer is not implemented yet) and start it again.");
             return;
@@ -445,7 +445,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         if (d == Delivery.RELIABLE) {
             // our RELIABLE multicasts are write sets of transactions this site committed for every site (WriteSetIo):
             // this replica is now ahead of the others, and while this member stays no one executes it again
-            fatal.accept("site " + site + " cannot ship its write set " + id + " (" + reason + "): the others lack a transaction it committed."
+            fail("site " + site + " cannot ship its write set " + id + " (" + reason + "): the others lack a transaction it committed."
                     + " It stops; the others execute it again.");
             return;
         }
