@@ -34,7 +34,7 @@ class EngineSimulationTest {
         int runs = Integer.getInteger("wanrep.enginesim.runs", 500);
         System.out.println(delivery.label() + ": engine simulation base seed " + base + " (" + runs + " runs)");
         long start = System.currentTimeMillis();
-        int checked = 0, acknowledged = 0, stopped = 0;
+        int checked = 0, acknowledged = 0, stopped = 0, reordered = 0;
         for (int i = 0; i < runs; i++) {
             long seed = base + i;
             EngineWorld w = new EngineWorld(seed, delivery);
@@ -48,9 +48,10 @@ class EngineSimulationTest {
             if (w.checker.progressChecked) checked++;
             acknowledged += w.checker.acknowledged.size();
             for (EngineWorld.SiteNode n : w.nodes.values()) if (n.stopped) stopped++;
+            for (ReorderingListener l : w.reorderings) reordered += l.reordered;
         }
         System.out.println(delivery.label() + ": " + runs + " runs (" + checked + " ended with a primary component), " + acknowledged
-                + " acknowledged transactions, " + stopped + " sites stopped, in " + (System.currentTimeMillis() - start) + " ms");
+                + " acknowledged transactions, " + stopped + " sites stopped, " + reordered + " shuffled optimistic batches, in " + (System.currentTimeMillis() - start) + " ms");
         assertThat(acknowledged).isGreaterThan(0);
         if (runs >= 20) assertThat(checked).isGreaterThan(runs / 2);
     }

@@ -58,7 +58,12 @@ final class EngineWorld {
                     policy == ExecutionPolicy.Kind.SYMMETRIC ? WriteSetIo.NONE : new MemWriteSetIo(EngineWorld.this, this));
             engine.attach(new SimGcs(this));
             engine.onFatal(reason -> stop(this, reason));
-            GcsListener l = delivery == Delivery.OPT_SAFE ? new ReorderingListener(engine, rnd) : engine;
+            GcsListener l = engine;
+            if (delivery == Delivery.OPT_SAFE) {   // optimistic orders that differ from the final one
+                ReorderingListener r = new ReorderingListener(engine, rnd);
+                reorderings.add(r);
+                l = r;
+            }
             sim.listen(member, new Forward(this, l));
         }
 
@@ -83,6 +88,8 @@ final class EngineWorld {
     final Map<String, SiteNode> nodes = new LinkedHashMap<>();
     final EngineChecker checker;
     final Workload workload;
+    /** Opt-safe: the listeners that release optimistic deliveries shuffled (they count how often). */
+    final List<ReorderingListener> reorderings = new ArrayList<>();
     /** Faults, stops and views, for a failure's report. */
     final List<String> notes = new ArrayList<>();
     /** The sequencer of the latest primary view seen anywhere (crashed more often than its share). */
