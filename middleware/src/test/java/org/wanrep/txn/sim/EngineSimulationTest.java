@@ -28,7 +28,7 @@ class EngineSimulationTest {
             ((ch.qos.logback.classic.Logger) LoggerFactory.getLogger("org.wanrep")).setLevel(Level.OFF);
         // agreed delivery starts from a fixed seed by default: a gcs core defect (an AGREED message the
         // sequencer delivered just before it was cut off is delivered to it a second time in the flush
-        // at the heal: try -Dwanrep.enginesim.seed=102422 or 500548) trips gcs's checker in about one run
+        // at the heal: e.g. -Dwanrep.enginesim.seed=404 -Dwanrep.enginesim.runs=1) trips gcs's checker in about one run
         // of 1000. Uniform delivery explores a new range every time.
         long base = Long.getLong("wanrep.enginesim.seed", delivery == Delivery.AGREED ? AGREED_SEED : new Random().nextLong());
         int runs = Integer.getInteger("wanrep.enginesim.runs", 500);
