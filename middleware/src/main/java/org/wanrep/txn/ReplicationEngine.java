@@ -66,6 +66,8 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     private final Map<MsgId, RequestId> byMsg = new HashMap<>();
     private final Map<Object, CompletableFuture<Void>> localLocks = new HashMap<>();
     private final Map<RequestId, Object> originWork = new HashMap<>();
+    /** Blocks of this site whose end (log or release) could not be ordered: released at the next primary view. */
+    private final Map<RequestId, TxnRequest> unreleased = new HashMap<>();
     private final AtomicLong seq = new AtomicLong();
     private final AtomicLong localSeq = new AtomicLong();
     private final AtomicLong commits = new AtomicLong();
@@ -190,6 +192,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             synchronized (this) { if (waiting.containsKey(r.id())) byMsg.put(m, r.id()); }
         } catch (RuntimeException e) {
             synchronized (this) {
+                if (endsBlock(r)) unreleased.put(r.id(), r);
                 waiting.remove(r.id());
                 submittedHere.remove(r.id());
                 originWork.remove(r.id());
@@ -243,6 +246,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             t.phases.finalDelivered = System.nanoTime();
             locks.enqueueFinal(r.id(), r.tables());
         } else {
+            t.abandoned = false;   // ordered after all (it may still be rolling back: then it runs again)
             t.gsn = gsn;
             t.deliveryMembers = view.members();
             t.fin = true;
@@ -345,7 +349,27 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
                     + " from another site's (state transfer is not implemented yet) and start it again.");
             return;
         }
+        if (v.joined() && !delivery.uniform() && lastGsn > 0) {
+            // agreed delivery is not uniform: what this member delivered outside the primary component (e.g. as
+            // its sequencer) may not be what the others ordered at the same GSNs, even if the counts line up
+            fail("site " + site + " re-entered the primary component at GSN " + v.firstGsn() + " after delivering up to GSN " + lastGsn
+                    + " with " + delivery.label() + " delivery, which is not uniform: its last transactions may not be the others'. It stops;"
+                    + " rebuild its replica from another site's (state transfer is not implemented yet) and start it again.");
+            return;
+        }
+        RequestId lacking = v.joined() ? writeSetShippedWhileAway() : null;
+        if (lacking != null) {
+            fail("site " + site + " re-entered the primary component and still needs the write set of " + lacking
+                    + ", which its executor may have shipped while this site was away (write sets are not retransmitted to a member"
+                    + " that rejoins). It stops; rebuild its replica from another site's (state transfer is not implemented yet) and start it again.");
+            return;
+        }
         synchronized (this) {
+            // a member that rejoined gave up its history: an optimistic delivery of it that was not ordered never
+            // will be in this one (if the new primary orders the message after all, its final delivery starts afresh)
+            if (v.joined())
+                for (Txn t : new ArrayList<>(txns.values()))
+                    if (!t.fin && t.request.kind() == TxnRequest.Kind.AUTOCOMMIT) abandon(t);
             // write sets of transactions never delivered here: their executor delivered what we did not
             // (possible with agreed delivery only); all old-view deliveries are done, they cannot come
             writeSets.keySet().removeIf(id -> {
@@ -371,6 +395,34 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
                 }
             }
         }
+        // a block of ours whose log or release could not be ordered (this site was outside the primary component)
+        // holds the all-tables lock wherever its EXCLUSIVE was delivered, and its origin is still a member: release it
+        List<TxnRequest> again;
+        synchronized (this) {
+            again = new ArrayList<>(unreleased.values());
+            unreleased.clear();
+        }
+        for (TxnRequest r : again) {
+            LOG.info("block {}: its {} could not be ordered; releasing it", r.id(), r.kind());
+            submit(new TxnRequest(r.id(), TxnRequest.Kind.RELEASE, TableSet.allTables(), r.database(), List.of(), 0, 0));
+        }
+    }
+
+    /**
+     * A transaction ordered here whose write set another member ships and that has not arrived: after a
+     * rejoin it may have been multicast (RELIABLE) to a view this member was not in, and never comes.
+     */
+    private synchronized RequestId writeSetShippedWhileAway() {
+        for (Txn t : txns.values())
+            if (t.fin && t.request.kind() == TxnRequest.Kind.AUTOCOMMIT && policy.shipsWriteSet(t.request)
+                    && (t.state == Txn.State.WAITING || t.state == Txn.State.AWAITING_WRITE_SET)
+                    && !writeSets.containsKey(t.request.id()) && !executorOf(t).equals(self)) return t.request.id();
+        return null;
+    }
+
+    /** A block's statement log or release: if it cannot be ordered, the block's lock must still go. */
+    private static boolean endsBlock(TxnRequest r) {
+        return r.kind() == TxnRequest.Kind.STATEMENT_LOG || r.kind() == TxnRequest.Kind.RELEASE;
     }
 
     /** A write set another site shipped (RELIABLE): applied once its transaction is granted and final here. */
@@ -393,12 +445,20 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     }
 
     @Override public void undeliverable(MsgId id, Delivery d, String reason) {
+        if (d == Delivery.RELIABLE) {
+            // our RELIABLE multicasts are write sets of transactions this site committed for every site (WriteSetIo):
+            // this replica is now ahead of the others, and while this member stays no one executes it again
+            fail("site " + site + " cannot ship its write set " + id + " (" + reason + "): the others lack a transaction it committed."
+                    + " It stops; the others execute it again.");
+            return;
+        }
         CompletableFuture<Txn> f;
         synchronized (this) {
             RequestId rid = byMsg.remove(id);
             f = rid == null ? null : waiting.remove(rid);
             if (rid != null) {
-                submittedHere.remove(rid);
+                TxnRequest r = submittedHere.remove(rid);
+                if (r != null && endsBlock(r)) unreleased.put(rid, r);
                 submitTimes.remove(rid);
             }
         }
@@ -442,6 +502,26 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             case EXECUTED -> rollback(t);
             case AWAITING_WRITE_SET -> t.state = Txn.State.WAITING;   // nothing was done here yet
             default -> { }
+        }
+    }
+
+    /** Drops a tentative transaction that will not be ordered: its locks go once no attempt of it is open. */
+    private void abandon(Txn t) {
+        LOG.info("{}: its optimistic delivery belongs to a history this site gave up: dropped", t);
+        t.abandoned = true;
+        CompletableFuture<Txn> f = waiting.remove(t.request.id());   // never the buffered replies of a rolled-back attempt
+        if (f != null) f.completeExceptionally(new IllegalStateException("transaction could not be ordered: site " + site + " left the primary component before it was"));
+        switch (t.state) {
+            case RUNNING -> {
+                t.state = Txn.State.ROLLING_BACK;
+                executor.cancel(t);
+            }
+            case EXECUTED -> rollback(t);
+            case ROLLING_BACK -> { }
+            default -> {
+                t.state = Txn.State.FAILED;
+                finish(t);
+            }
         }
     }
 
@@ -562,6 +642,11 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     }
 
     private synchronized void rolledBack(Txn t) {
+        if (t.abandoned) {
+            t.state = Txn.State.FAILED;
+            finish(t);
+            return;
+        }
         t.state = Txn.State.WAITING;
         if (locks.isGranted(t.request.id())) run(t);
     }

@@ -45,6 +45,8 @@ public final class Txn {
     /** The write set this site applied instead of executing (its replies answer a client here). */
     volatile WriteSetMessage applied;
     int attempts;
+    /** Tentative, and its message belongs to a history this member gave up (it rejoined): end it once rolled back. */
+    boolean abandoned;
     public volatile Object attachment;
     final Phases phases = new Phases();
 

@@ -1,6 +1,7 @@
 package org.wanrep.gcs.sim;
 
 import org.wanrep.gcs.Delivery;
+import org.wanrep.gcs.GcsListener;
 import org.wanrep.gcs.GcsMessage;
 import org.wanrep.gcs.GcsView;
 import org.wanrep.gcs.Members;
@@ -28,6 +29,11 @@ import java.util.Set;
  * reorder traffic between senders; crashes that cut each outgoing link of the victim at a random
  * point of its in-flight suffix; partitions; restarts as new incarnations; and a membership service
  * that installs views at each member at its own time. The {@link Checker} sees every delivery.
+ *
+ * <p>Other modules drive their own listeners through it (the test-jar): {@link #listen} attaches a
+ * {@link GcsListener} to a member, which then gets every callback after the checker;
+ * {@link #send} multicasts as {@code Gcs.multicast} does (callbacks run as their own events, so a listener may multicast); {@link #schedule} puts the application's own
+ * events (a database answering, a client's next request) into the same virtual time.
  */
 public final class Simulator {
     private static final int TICK_MS = 2;
@@ -45,6 +51,7 @@ public final class Simulator {
     /** Partition label per member; members talk only within a label. */
     final Map<String, Integer> partition = new HashMap<>();
     private final Map<String, Integer> incarnations = new HashMap<>();
+    private final Map<String, GcsListener> listeners = new HashMap<>();
     int maxDelayMs = 30;
     boolean encode = true;
 
@@ -74,11 +81,44 @@ public final class Simulator {
             if (to == null) { for (String m : view) if (!m.equals(name)) transmit(this, m, msg, wire); }
             else transmit(this, to, msg, wire);
         }
-        @Override public void optimistic(GcsMessage m) { checker.optimistic(name, m); }
-        @Override public void ordered(GcsMessage m, long gsn, long slot) { trace(name + " FINAL " + m.id() + " gsn=" + gsn + " slot=" + slot + " " + core); checker.ordered(name, m, gsn, slot); }
-        @Override public void reliable(GcsMessage m) { trace(name + " RELIABLE " + m.id()); checker.reliable(name, m); }
-        @Override public void view(GcsView v) { trace(name + " VIEW " + v); checker.view(name, v); }
-        @Override public void undeliverable(MsgId id, Delivery d, String reason) { checker.undeliverable(name, id); }
+        @Override public void optimistic(GcsMessage m) {
+            checker.optimistic(name, m);
+            GcsListener l = listener();
+            if (l != null) toApplication(l, () -> l.optimistic(m));
+        }
+        @Override public void ordered(GcsMessage m, long gsn, long slot) {
+            trace(name + " FINAL " + m.id() + " gsn=" + gsn + " slot=" + slot + " " + core);
+            checker.ordered(name, m, gsn, slot);
+            GcsListener l = listener();
+            if (l != null) toApplication(l, () -> l.ordered(m, gsn));
+        }
+        @Override public void reliable(GcsMessage m) {
+            trace(name + " RELIABLE " + m.id());
+            checker.reliable(name, m);
+            GcsListener l = listener();
+            if (l != null) toApplication(l, () -> l.reliable(m));
+        }
+        @Override public void view(GcsView v) {
+            trace(name + " VIEW " + v);
+            checker.view(name, v);
+            GcsListener l = listener();
+            if (l != null) toApplication(l, () -> l.viewChanged(v));
+        }
+        @Override public void undeliverable(MsgId id, Delivery d, String reason) {
+            checker.undeliverable(name, id);
+            GcsListener l = listener();
+            if (l != null) toApplication(l, () -> l.undeliverable(id, d, reason));
+        }
+        /** A crashed member's application hears nothing more. */
+        private GcsListener listener() { return alive ? listeners.get(name) : null; }
+
+        /**
+         * As JGroupsGcs's delivery thread does, the application hears of it after the core's handler
+         * returned (it may multicast from the callback), in order, at the same virtual time.
+         */
+        private void toApplication(GcsListener l, Runnable callback) {
+            schedule(0, () -> { if (alive && listeners.get(name) == l) callback.run(); });
+        }
     }
 
     public Simulator(long seed, List<String> sites, String sequencerSite) {
@@ -99,7 +139,7 @@ public final class Simulator {
         return n;
     }
 
-    void schedule(long delay, Runnable r) {
+    public void schedule(long delay, Runnable r) {
         Event e = new Event() { void run() { r.run(); } };
         e.time = now + delay;
         e.seq = eventSeq++;
@@ -226,19 +266,57 @@ public final class Simulator {
 
     /** Multicast from a member; returns null if refused (not primary). */
     public MsgId multicast(String member, Delivery d, byte[] payload) {
-        Node n = nodes.get(member);
-        if (n == null || !n.alive) return null;
+        if (!isAlive(member)) return null;
         try {
-            MsgId id = n.core.multicast(payload, d, now);
-            checker.sent(member, id, d);
-            trace(member + " SEND " + id + " " + d + " " + n.core);
-            n.core.onTick(now);
-            checker.step(this);
-            return id;
+            return send(member, d, payload);
         } catch (NotPrimaryException e) {
             return null;
         }
     }
+
+    /**
+     * Multicast from a member as {@code Gcs.multicast} does: {@link NotPrimaryException} outside the
+     * primary component, {@link IllegalStateException} from a crashed member.
+     */
+    public MsgId send(String member, Delivery d, byte[] payload) {
+        Node n = nodes.get(member);
+        if (n == null || !n.alive) throw new IllegalStateException(member + " is not running");
+        MsgId id = n.core.multicast(payload, d, now);
+        checker.sent(member, id, d);
+        trace(member + " SEND " + id + " " + d + " " + n.core);
+        n.core.onTick(now);
+        checker.step(this);
+        return id;
+    }
+
+    /** Attaches the application of {@code member}: it gets every callback after the checker saw it. */
+    public void listen(String member, GcsListener l) { listeners.put(member, l); }
+
+    /** Restarts a site as a new incarnation; returns the new member's name. */
+    public String restartSite(String site) { return restart(site).name; }
+
+    public long now() { return now; }
+
+    /** Upper bound of a link's random delay (ms). */
+    public void maxDelayMs(int ms) { maxDelayMs = ms; }
+
+    public boolean isAlive(String member) {
+        Node n = nodes.get(member);
+        return n != null && n.alive;
+    }
+
+    public boolean isPrimary(String member) { return isAlive(member) && nodes.get(member).core.isPrimary(); }
+
+    /** {@code Gcs.current()}: the member holds its read lease now. */
+    public boolean isCurrent(String member) { return isAlive(member) && nodes.get(member).core.leaseExpiry() > now; }
+
+    public List<String> aliveMembers() { return alive().stream().map(n -> n.name).toList(); }
+
+    /** See {@link Checker#progressExpected}. */
+    public boolean progressExpected(List<String> survivors) { return checker.progressExpected(survivors); }
+
+    /** See {@link Checker#checkEnd}: the total order's own invariants among the survivors. */
+    public void checkEnd(List<String> survivors) { checker.checkEnd(survivors); }
 
     public void runUntil(long time) {
         while (!events.isEmpty() && events.peek().time <= time) {
