@@ -57,6 +57,11 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     private java.util.function.Consumer<String> fatal = reason -> LOG.error("{}", reason);
     /** Why this replica stopped following the others (null while it follows): then it does nothing more. */
     private volatile String failure;
+    /** The last ordered messages (delivery thread only): a second final delivery of one stops the site. */
+    private final java.util.Set<org.wanrep.gcs.MsgId> recentlyOrdered = java.util.Collections.newSetFromMap(
+            new java.util.LinkedHashMap<>(1 << 16, 0.75f, false) {
+                @Override protected boolean removeEldestEntry(Map.Entry<org.wanrep.gcs.MsgId, Boolean> e) { return size() > 200_000; }
+            });
     private final Object fatalLock = new Object();
     private volatile String self;
     private final LockManager locks = new LockManager(this);
@@ -218,6 +223,12 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
 
     @Override public void ordered(GcsMessage m, long gsn) {
         if (failure != null) return;
+        if (!recentlyOrdered.add(m.id())) {
+            // the total order handed us a message twice (seen with agreed delivery at a cut-off sequencer that
+            // delivered its own message before the flush delivered it again): running it twice would diverge
+            fail("site " + site + " was delivered " + m.id() + " a second time (GSN " + gsn + "): this replica no longer follows the others");
+            return;
+        }
         TxnRequest r = TxnRequestCodec.decode(m.payload());
         lastGsn = gsn;
         synchronized (this) {
