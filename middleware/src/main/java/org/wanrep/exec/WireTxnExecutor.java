@@ -67,6 +67,8 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
         volatile boolean running;
         volatile java.util.concurrent.CompletableFuture<Void> cancelling;   // a CancelRequest under way
         final Map<String, Long> sequences = new java.util.TreeMap<>();      // write-set policies: values reached
+        /** The setval() calls that put back the sequences as they were before the current attempt ("" if none). */
+        String sequencePutBack;
     }
 
     /**
@@ -211,6 +213,8 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
             w.commitError = null;
             w.running = true;
             if (t.ships()) captureStarter.accept(r.database());   // before BEGIN: a slot waits for open transactions
+            // before every attempt: transactions ordered before this one may have advanced them since the last
+            w.sequencePutBack = sequencePutBack(w.conn, r);
             String begin = beginSql(r, w instanceof OriginWork && !w.pooled) + (t.ships() ? "; " + WriteSetSql.tag(t.captureTag()) : "");
             // A tentative attempt may be revoked, and its cancel could land on BEGIN; the request would
             // then run outside any block and autocommit. So it waits for BEGIN to open the block. A final
@@ -447,12 +451,56 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
         dispatch(w, () -> {
             try {
                 settleCancel(w);
-                if (w.conn != null) w.conn.run("ROLLBACK");
+                if (w.conn != null) {
+                    w.conn.run("ROLLBACK");
+                    // the attempt's nextval calls stay done: put the sequences back for the next attempt (and for
+                    // whatever runs before it, which the engine holds until this returns)
+                    if (w.sequencePutBack != null && !w.sequencePutBack.isEmpty()) {
+                        // setval to absolute values: repeating it is harmless, so a cancel still on its way
+                        // (the revocation's) that lands on it is simply followed by another try
+                        PgError e = null;
+                        for (int i = 0; i < 20; i++) {
+                            e = w.conn.run("SELECT " + w.sequencePutBack);
+                            if (e == null || !TxnExecutor.transientState(e.sqlState())) break;
+                        }
+                        if (e != null) fatalHandler.accept("site replica cannot follow: " + t + ": putting back its sequences failed: " + e);
+                    }
+                }
             } catch (IOException | RuntimeException e) {
                 brokenConnection(t, w, e);
             }
             done.completed(Outcome.OK);
         });
+    }
+
+    /**
+     * Written-table sets known to hold no sequence (per database): most updates skip the read. Any
+     * catalog change empties it (a new serial column or sequence); DDL runs alone under every table's lock.
+     */
+    private final Map<String, java.util.Set<java.util.Set<String>>> withoutSequences = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** The put-back of the sequences the request may advance, read before its first attempt ("" when none). */
+    private String sequencePutBack(BackendConnection conn, TxnRequest r) throws IOException {
+        if (r.changesCatalog()) withoutSequences.clear();
+        String q = WriteSetSql.sequenceStates(r.tables());
+        if (q == null || r.kind() == TxnRequest.Kind.WRITESET_LOG) return "";
+        java.util.Set<java.util.Set<String>> known = withoutSequences.computeIfAbsent(r.database(), d -> java.util.concurrent.ConcurrentHashMap.newKeySet());
+        if (!r.tables().all() && known.contains(r.tables().writes())) return "";
+        conn.send(WireMessage.query(q));
+        conn.flush();
+        String calls = "";
+        PgError err = null;
+        while (!conn.tracker().idle()) {
+            WireMessage m = conn.read();
+            if (m.kind() == 'E' && err == null) err = PgError.parse(m);
+            if (m.kind() == 'D') {
+                String v = org.wanrep.wire.Messages.dataRowValues(m).get(0);
+                if (v != null) calls = v;
+            }
+        }
+        if (err != null) throw new IOException("reading the sequences' state: " + err);
+        if (calls.isEmpty() && !r.tables().all() && known.size() < 10_000) known.add(java.util.Set.copyOf(r.tables().writes()));
+        return calls;
     }
 
     @Override public void finish(Txn t) {

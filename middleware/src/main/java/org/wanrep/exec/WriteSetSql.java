@@ -67,6 +67,27 @@ public final class WriteSetSql {
         return seq == null ? CHECK : CHECK + "; " + seq;
     }
 
+    /**
+     * The put-back of the sequences a transaction may advance, as they are now: one SELECT of setval()
+     * calls, or null if it writes nothing. Sequences are not transactional; an attempt that is rolled
+     * back to run again (a transient refusal, or revoked under opt-safe) must leave them as it found them,
+     * or its nextval would have advanced them at this site only.
+     */
+    public static String sequenceStates(TableSet tables) {
+        String q = "SELECT pg_catalog.string_agg(pg_catalog.format('pg_catalog.setval(%L, %s, %s)', s.schemaname || '.' || s.sequencename, "
+                + "coalesce(s.last_value, s.start_value), CASE WHEN s.last_value IS NULL THEN 'false' ELSE 'true' END), ', ') FROM pg_catalog.pg_sequences s";
+        if (tables.all()) return q;
+        if (tables.writes().isEmpty()) return null;
+        StringBuilder b = new StringBuilder(q).append(" WHERE s.schemaname || '.' || s.sequencename IN (");
+        boolean first = true;
+        for (String w : new TreeSet<>(tables.writes())) {
+            if (!first) b.append(", ");
+            b.append(literal(w));
+            first = false;
+        }
+        return b.append(")").toString();
+    }
+
     /** Last values of the sequences the transaction may have advanced, or null if it writes nothing. */
     static String sequences(TableSet tables) {
         String q = "SELECT s.schemaname || '.' || s.sequencename, s.last_value FROM pg_catalog.pg_sequences s WHERE s.last_value IS NOT NULL";

@@ -478,13 +478,26 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
 
     // ------------------------------------------------------------------ locks and execution
 
+    /**
+     * Revoked attempts whose rollback has not returned yet. Sequences are not transactional: a revoked
+     * attempt's rollback also puts back the sequences it advanced, and until it has, nothing newly
+     * granted may run (its nextval would come before the put-back, and only at this site).
+     */
+    private final java.util.Set<Txn> revokedRollingBack = new java.util.HashSet<>();
+    private final List<Object> grantsHeld = new ArrayList<>();
+
     @Override public void granted(Object id) {   // called with the engine's monitor held
         CompletableFuture<Void> local = localLocks.get(id);
         if (local != null) {
             local.complete(null);
             return;
         }
+        if (!revokedRollingBack.isEmpty()) {
+            grantsHeld.add(id);
+            return;
+        }
         Txn t = txns.get((RequestId) id);
+        if (t == null) return;   // finished meanwhile (a held grant)
         t.phases.granted = System.nanoTime();
         if (t.request.kind() == TxnRequest.Kind.EXCLUSIVE) {
             if (t.state != Txn.State.WAITING) return;
@@ -508,9 +521,13 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
                 // the transaction now ordered before it needs (PostgreSQL would break the deadlock
                 // by aborting either of them)
                 t.state = Txn.State.ROLLING_BACK;
+                revokedRollingBack.add(t);
                 executor.cancel(t);
             }
-            case EXECUTED -> rollback(t);
+            case EXECUTED -> {
+                revokedRollingBack.add(t);
+                rollback(t);
+            }
             case AWAITING_WRITE_SET -> t.state = Txn.State.WAITING;   // nothing was done here yet
             default -> { }
         }
@@ -653,6 +670,12 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     }
 
     private synchronized void rolledBack(Txn t) {
+        if (revokedRollingBack.remove(t) && revokedRollingBack.isEmpty() && !grantsHeld.isEmpty()) {
+            // every revoked attempt is undone, sequences included: the grants made meanwhile may go on now
+            List<Object> held = new ArrayList<>(grantsHeld);
+            grantsHeld.clear();
+            for (Object id : held) if (!id.equals(t.request.id()) && (localLocks.containsKey(id) || locks.isGranted(id))) granted(id);
+        }
         if (t.abandoned) {
             t.state = Txn.State.FAILED;
             finish(t);
