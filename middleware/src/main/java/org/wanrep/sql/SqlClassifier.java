@@ -63,6 +63,15 @@ public final class SqlClassifier extends UnitClassifier {
         this.writeSets = writeSets;
     }
 
+    private volatile FunctionSets functionSets;
+
+    /** Derived function sets of this catalog snapshot (every site derives the same from the same catalog). */
+    private FunctionSets functionSets(Catalog cat) {
+        FunctionSets f = functionSets;
+        if (f == null || f.catalog() != cat) functionSets = f = new FunctionSets(cat, functions);
+        return f;
+    }
+
     private Catalog catalog() {
         Catalog c = catalog;
         if (c == null) {
@@ -104,7 +113,7 @@ public final class SqlClassifier extends UnitClassifier {
                 return refusedNonDeterministic(bare + "()");
             if (WRITING_BUILTINS.contains(bare)) { unknownFunction = true; continue; }
             if (f.startsWith("pg_catalog.") || (!f.contains(".") && cat.builtinFunctions.contains(bare))) continue;
-            TableSet t = functions.get(f) != null ? functions.get(f) : functions.get(bare) != null ? functions.get(bare) : functions.get("public." + bare);
+            TableSet t = functionSets(cat).of(f);   // configured, else derived from the body
             if (t == null) unknownFunction = true;
             else configured = configured == null ? t : union(configured, t);
         }
