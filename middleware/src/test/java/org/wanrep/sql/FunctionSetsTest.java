@@ -171,4 +171,54 @@ class FunctionSetsTest {
         assertThat(u.tables().all()).isFalse();
         assertThat(u.tables().writes()).containsExactly("public.other");
     }
+
+    /** The DBT-1 functions of the client emulator: the derivation covers at least the sets declared by hand (Interaction.java). */
+    @Test
+    void dbt1FunctionsDeriveAtLeastTheirDeclaredSets() throws Exception {
+        java.nio.file.Path dir = java.nio.file.Path.of("..", "client-emulator", "src", "main", "resources", "dbt1");
+        Map<String, List<Set<String>>> declared = Map.ofEntries(   // function -> [reads, writes] as in Interaction.java
+                Map.entry("home", List.of(Set.of("customer", "item"), Set.of())),
+                Map.entry("new_products", List.of(Set.of("item", "author"), Set.of())),
+                Map.entry("best_sellers", List.of(Set.of("orders", "order_line", "item", "author"), Set.of())),
+                Map.entry("product_detail", List.of(Set.of("item", "author"), Set.of())),
+                Map.entry("search_request", List.of(Set.of("item"), Set.of())),
+                Map.entry("search_results", List.of(Set.of("item", "author"), Set.of())),
+                Map.entry("shopping_cart", List.of(Set.of("item"), Set.of("shopping_cart", "shopping_cart_line"))),
+                Map.entry("customer_registration", List.of(Set.of(), Set.of())),
+                Map.entry("buy_request", List.of(Set.of("item", "country"), Set.of("customer", "address", "shopping_cart", "shopping_cart_line"))),
+                Map.entry("buy_confirm", List.of(Set.of("shopping_cart", "shopping_cart_line", "customer", "country"),
+                        Set.of("address", "orders", "order_line", "cc_xacts", "item"))),
+                Map.entry("order_inquiry", List.of(Set.of("customer"), Set.of())),
+                Map.entry("order_display", List.of(Set.of("customer", "orders", "order_line", "item", "cc_xacts", "address", "country"), Set.of())),
+                Map.entry("admin_request", List.of(Set.of("item", "author"), Set.of())),
+                Map.entry("admin_confirm", List.of(Set.of("orders", "order_line"), Set.of("item"))));
+        try (LocalPostgres db = LocalPostgres.startTemporary(); Connection c = db.connect(); Statement st = c.createStatement()) {
+            st.execute(java.nio.file.Files.readString(dir.resolve("schema.sql")));
+            st.execute(java.nio.file.Files.readString(dir.resolve("load.sql")));
+            st.execute(java.nio.file.Files.readString(dir.resolve("functions.sql")));
+            Catalog dbt1 = Catalog.load(c);
+            SqlClassifier k = new SqlClassifier(() -> dbt1, Map.of());
+            for (String f : new java.util.TreeSet<>(declared.keySet())) {
+                UnitAnalysis u = k.analyze(List.of("SELECT * FROM " + f + "() AS l(a int)"));
+                System.out.println(f + ": " + (u.tables().all() ? "every table" : "reads " + new java.util.TreeSet<>(u.tables().reads())
+                        + ", writes " + new java.util.TreeSet<>(u.tables().writes())));
+            }
+            for (var e : declared.entrySet()) {
+                UnitAnalysis u = k.analyze(List.of("SELECT * FROM " + e.getKey() + "() AS l(a int)"));
+                Set<String> reads = q(e.getValue().get(0)), writes = q(e.getValue().get(1));
+                assertThat(u.tables().all()).as(e.getKey()).isFalse();
+                assertThat(u.tables().writes()).as(e.getKey()).containsAll(writes);
+                Set<String> touched = new java.util.HashSet<>(u.tables().reads());
+                touched.addAll(u.tables().writes());
+                assertThat(touched).as(e.getKey()).containsAll(reads);
+                assertThat(u.route()).as(e.getKey()).isEqualTo(writes.isEmpty() ? Route.LOCAL : Route.UPDATE);
+            }
+        }
+    }
+
+    private static Set<String> q(Set<String> names) {
+        Set<String> out = new java.util.HashSet<>();
+        for (String n : names) out.add("public." + n);
+        return out;
+    }
 }
