@@ -124,7 +124,9 @@ public final class Catalog {
             // user functions and their bodies; a SQL-standard body (BEGIN ATOMIC, PostgreSQL 14+) has no prosrc to read
             String sqlBody = c.getMetaData().getDatabaseMajorVersion() >= 14 ? "p.prosqlbody IS NULL" : "true";
             try (ResultSet rs = st.executeQuery("SELECT n.nspname || '.' || p.proname, l.lanname, "
-                    + "CASE WHEN p.prokind IN ('f','p') AND " + sqlBody + " THEN p.prosrc END FROM pg_proc p "
+                    // a function with its own search_path may name other tables than the session would: not derived
+                    + "CASE WHEN p.prokind IN ('f','p') AND " + sqlBody + " AND NOT EXISTS (SELECT 1 FROM unnest(p.proconfig) g "
+                    + "WHERE g LIKE 'search\\_path=%') THEN p.prosrc END FROM pg_proc p "
                     + "JOIN pg_namespace n ON n.oid = p.pronamespace JOIN pg_language l ON l.oid = p.prolang "
                     + "WHERE n.nspname NOT IN ('pg_catalog','information_schema') ORDER BY p.oid")) {
                 while (rs.next()) k.function(rs.getString(1), rs.getString(2), rs.getString(3));

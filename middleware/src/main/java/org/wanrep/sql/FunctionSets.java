@@ -36,8 +36,7 @@ import java.util.regex.Pattern;
 final class FunctionSets {
     /** Words that precede a parenthesis in PL/pgSQL without calling a function. */
     private static final Set<String> PLPGSQL_WORDS = Set.of("if", "elsif", "while", "return", "perform", "when", "case", "query", "next",
-            "assert", "cursor", "raise", "exit", "continue", "until", "foreach", "loop", "then", "else", "begin", "end", "declare",
-            "strict", "notice", "exception", "info", "warning", "debug", "log", "constant", "alias", "call");
+            "assert", "cursor", "exit", "continue", "foreach", "loop", "then", "else", "begin", "end", "declare");
     /** Statement starts that the derivation does not follow: every table. */
     private static final Set<String> NOT_FOLLOWED = Set.of("execute", "merge", "create", "alter", "drop", "truncate", "copy", "lock", "grant",
             "revoke", "refresh", "comment", "vacuum", "analyze", "reindex", "cluster", "notify", "listen", "unlisten", "import", "security",
@@ -123,7 +122,7 @@ final class FunctionSets {
         for (String call : SqlText.functionCalls(body)) {
             String bare = call.substring(call.lastIndexOf('.') + 1);
             if (bare.equals("nextval") || bare.equals("setval")) { sequenceCalls++; continue; }
-            if (PLPGSQL_WORDS.contains(bare) && !call.contains(".")) continue;
+            if (PLPGSQL_WORDS.contains(bare) && !call.contains(".") && qualify(call) == null) continue;   // IF (...), RETURN (...)
             if (SqlClassifier.WRITING_BUILTINS.contains(bare)) return TableSet.allTables();
             if (call.startsWith("pg_catalog.") || (!call.contains(".") && cat.builtinFunctions.contains(bare))) continue;
             TableSet t = configured(call);
