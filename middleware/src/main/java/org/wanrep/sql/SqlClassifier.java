@@ -29,8 +29,8 @@ import java.util.function.Supplier;
  * Which tables a statement reads and writes, from JSqlParser and the catalog: views stand for their
  * base tables, a write to a table written by cascading foreign keys writes those too, a foreign key
  * check reads the referenced table, column defaults advance their sequences, and a table with user
- * triggers, a call of a user function without a configured table set, or anything the parser cannot
- * follow locks every table. Functions whose result differs between sites are refused in updates.
+ * triggers, a call of a function whose table set is neither configured nor derivable from its body
+ * ({@link FunctionSets}), or anything the parser cannot follow locks every table. Functions whose result differs between sites are refused in updates.
  */
 public final class SqlClassifier extends UnitClassifier {
     /** Functions that give each site a different value: refused under symmetric execution. */
