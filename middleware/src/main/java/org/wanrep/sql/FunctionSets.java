@@ -43,6 +43,7 @@ final class FunctionSets {
             "table", "do", "discard", "prepare", "deallocate", "reassign", "load", "checkpoint", "commit", "rollback", "savepoint", "release");
     private static final Pattern SEQUENCE_CALL = Pattern.compile("(?i)\\b(nextval|setval)\\s*\\(");
     private static final Pattern SEQUENCE_LITERAL = Pattern.compile("(?i)\\b(?:pg_catalog\\.)?(?:nextval|setval)\\s*\\(\\s*'((?:[^']|'')+)'(?:\\s*::\\s*(?:pg_catalog\\.)?regclass)?\\s*[,)]");
+    private static final Pattern ESCAPE_STRING = Pattern.compile("(?i)(^|[^\\w$])e'");
     private static final Pattern PARAM = Pattern.compile("\\$(\\d+)");
     private static final Pattern COLLATE = Pattern.compile("(?i)\\bcollate\\s+(\"(?:[^\"]|\"\")*\"|[\\w.]+)");
 
@@ -115,6 +116,8 @@ final class FunctionSets {
     private TableSet body(Catalog.Function f, Set<String> visiting) {
         if (f.body() == null || !(f.language().equals("plpgsql") || f.language().equals("sql"))) return TableSet.allTables();
         String body = stripDirectives(f.body());
+        // E'...\'...' escapes are not read by the splitter and scanners here: rather every table than a missed statement
+        if (ESCAPE_STRING.matcher(body).find()) return TableSet.allTables();
         Set<String> reads = new HashSet<>(), writes = new HashSet<>();
         TableSet composed = TableSet.of(Set.of(), Set.of());
         // calls anywhere in the body (statements, conditions, assignments)

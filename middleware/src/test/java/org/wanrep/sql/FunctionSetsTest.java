@@ -90,6 +90,8 @@ class FunctionSetsTest {
                     DECLARE n bigint; BEGIN n := count(*) FROM log; RETURN n; END $$;
                     CREATE FUNCTION cte_write() RETURNS void LANGUAGE sql AS
                       'WITH d AS (DELETE FROM log RETURNING id) SELECT count(*) FROM d';
+                    CREATE FUNCTION escaped() RETURNS void LANGUAGE plpgsql AS $$
+                    BEGIN RAISE NOTICE E'\\'x'; DELETE FROM other; RAISE NOTICE 'y'; END $$;
                     CREATE FUNCTION own_path() RETURNS bigint LANGUAGE sql SET search_path = pg_temp, public AS 'SELECT count(*) FROM log';
                     CREATE FUNCTION int_abs(int) RETURNS int LANGUAGE internal IMMUTABLE STRICT AS 'int4abs';
                     CREATE FUNCTION configured_f() RETURNS void LANGUAGE plpgsql AS $$ BEGIN EXECUTE 'DELETE FROM other'; END $$;
@@ -159,7 +161,7 @@ class FunctionSetsTest {
     @Test
     void whatCannotBeFollowedLocksEveryTable() {
         for (String call : List.of("SELECT dynamic('log')", "SELECT calls_missing()", "SELECT seq_by_name('scid')", "SELECT into_trigger()",
-                "SELECT count_expr()", "SELECT cte_write()", "SELECT atomic_body(1)", "SELECT int_abs(-1)", "SELECT own_path()")) {
+                "SELECT count_expr()", "SELECT cte_write()", "SELECT atomic_body(1)", "SELECT int_abs(-1)", "SELECT own_path()", "SELECT escaped()")) {
             UnitAnalysis u = a(call);
             assertThat(u.tables().all()).as(call).isTrue();
             assertThat(u.route()).as(call).isEqualTo(Route.UPDATE);
