@@ -106,8 +106,11 @@ public final class SqlText {
         while (i < n) {
             char c = sql.charAt(i);
             if (c == '\'' || c == '"') {   // literals and quoted identifiers
+                // E'...\'...': a backslash escapes the quote (read as a closing quote, a call after it would be missed)
+                boolean escapes = c == '\'' && i > 0 && (sql.charAt(i - 1) == 'E' || sql.charAt(i - 1) == 'e')
+                        && (i == 1 || !Character.isLetterOrDigit(sql.charAt(i - 2)) && sql.charAt(i - 2) != '_');
                 int j = i + 1;
-                while (j < n && sql.charAt(j) != c) j++;
+                while (j < n && sql.charAt(j) != c) j += escapes && sql.charAt(j) == '\\' ? 2 : 1;
                 i = j + 1;
                 continue;
             }

@@ -123,6 +123,9 @@ class SqlClassifierTest {
         assertThat(C.analyze(List.of("UPDATE \"t 1\" SET v = 2")).tables().writes()).containsExactly("public.t 1");
         assertThat(C.analyze(List.of("UPDATE \"t 2\" SET v = 2")).tables().writes()).containsExactly("public.t 2");
         assertThat(SqlText.functionCalls("INSERT INTO t(a) VALUES (f(1), 'g(2)', x::numeric(3,1)) -- h(3)")).containsExactly("f");
+        // a backslash-escaped quote does not end an E'' literal: the call after it is still seen
+        assertThat(SqlText.functionCalls("SELECT E'\\'', my_writer(1), 'x''y', other(2)")).containsExactly("my_writer", "other");
+        assertThat(a("SELECT E'\\'', my_side_effect(3)").route()).isEqualTo(Route.UPDATE);
     }
 
     /** A column-alias list after a function call (DBT-1 style) is not a call of a function named like the alias. */
