@@ -82,7 +82,7 @@ class Dbt1ThroughProxyTest {
 
             Map<String, String> verdict = c.check();
             System.out.println("replica check: " + verdict);
-            assertThat(verdict).hasSize(10);
+            assertThat(verdict.keySet().stream().filter(t -> !t.startsWith("sequence ") && !t.startsWith("function "))).hasSize(10);   // the tables
             assertThat(verdict).as("tables that differ between replicas").allSatisfy((table, v) -> assertThat(v).as(table).isEqualTo("same"));
 
             // only the writing functions were replicated, so the proxies applied the table sets (without them every call

@@ -29,6 +29,11 @@ public final class Catalog {
     final Map<String, Set<String>> defaultSequences = new HashMap<>();   // table -> sequences its defaults advance
     final Map<String, List<String>> defaultExprs = new HashMap<>();      // table -> its column default expressions
     final Set<String> builtinFunctions = new HashSet<>();
+    /** User functions by schema.name (every overload): their bodies, from which {@link FunctionSets} derives table sets. */
+    final Map<String, List<Function>> functionBodies = new HashMap<>();
+
+    /** One user function: language name and source ({@code prosrc}); body null if there is none to read (C, aggregates, BEGIN ATOMIC). */
+    public record Function(String name, String language, String body) {}
 
     public static Catalog empty() { return new Catalog(); }
 
@@ -44,6 +49,10 @@ public final class Catalog {
     public Catalog defaultSequence(String table, String seq) { defaultSequences.computeIfAbsent(table, k -> new HashSet<>()).add(seq); return this; }
     public Catalog defaultExpr(String table, String expr) { defaultExprs.computeIfAbsent(table, k -> new ArrayList<>()).add(expr); return this; }
     public Catalog builtins(Set<String> names) { builtinFunctions.addAll(names); return this; }
+    public Catalog function(String qualified, String language, String body) {
+        functionBodies.computeIfAbsent(qualified, k -> new ArrayList<>()).add(new Function(qualified, language, body));
+        return this;
+    }
 
     /** schema.name for a name as written (quoted parts keep their case); unqualified names by catalog lookup, else public. */
     public String resolve(String written) {
@@ -111,6 +120,16 @@ public final class Catalog {
             }
             try (ResultSet rs = st.executeQuery("SELECT DISTINCT proname FROM pg_proc WHERE pronamespace = 'pg_catalog'::regnamespace")) {
                 while (rs.next()) k.builtinFunctions.add(rs.getString(1));
+            }
+            // user functions and their bodies; a SQL-standard body (BEGIN ATOMIC, PostgreSQL 14+) has no prosrc to read
+            String sqlBody = c.getMetaData().getDatabaseMajorVersion() >= 14 ? "p.prosqlbody IS NULL" : "true";
+            try (ResultSet rs = st.executeQuery("SELECT n.nspname || '.' || p.proname, l.lanname, "
+                    // a function with its own search_path may name other tables than the session would: not derived
+                    + "CASE WHEN p.prokind IN ('f','p') AND " + sqlBody + " AND NOT EXISTS (SELECT 1 FROM unnest(p.proconfig) g "
+                    + "WHERE g LIKE 'search\\_path=%') THEN p.prosrc END FROM pg_proc p "
+                    + "JOIN pg_namespace n ON n.oid = p.pronamespace JOIN pg_language l ON l.oid = p.prolang "
+                    + "WHERE n.nspname NOT IN ('pg_catalog','information_schema') ORDER BY p.oid")) {
+                while (rs.next()) k.function(rs.getString(1), rs.getString(2), rs.getString(3));
             }
         }
         return k;

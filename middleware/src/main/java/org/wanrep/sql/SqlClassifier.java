@@ -30,8 +30,8 @@ import java.util.function.Supplier;
  * Which tables a statement reads and writes, from JSqlParser and the catalog: views stand for their
  * base tables, a write to a table written by cascading foreign keys writes those too, a foreign key
  * check reads the referenced table, column defaults advance their sequences, and a table with user
- * triggers, a call of a user function without a configured table set, or anything the parser cannot
- * follow locks every table. Functions whose result differs between sites are refused in updates.
+ * triggers, a call of a function whose table set is neither configured nor derivable from its body
+ * ({@link FunctionSets}), or anything the parser cannot follow locks every table. Functions whose result differs between sites are refused in updates.
  */
 public final class SqlClassifier extends UnitClassifier {
     /** Functions that give each site a different value: refused under symmetric execution. */
@@ -62,6 +62,15 @@ public final class SqlClassifier extends UnitClassifier {
         this.loader = loader;
         this.functions = Map.copyOf(functions);
         this.writeSets = writeSets;
+    }
+
+    private volatile FunctionSets functionSets;
+
+    /** Derived function sets of this catalog snapshot (every site derives the same from the same catalog). */
+    private FunctionSets functionSets(Catalog cat) {
+        FunctionSets f = functionSets;
+        if (f == null || f.catalog() != cat) functionSets = f = new FunctionSets(cat, functions);
+        return f;
     }
 
     private Catalog catalog() {
@@ -114,7 +123,7 @@ public final class SqlClassifier extends UnitClassifier {
                 return refusedNonDeterministic(bare + "()");
             if (WRITING_BUILTINS.contains(bare)) { unknownFunction = true; continue; }
             if (f.startsWith("pg_catalog.") || (!f.contains(".") && cat.builtinFunctions.contains(bare))) continue;
-            TableSet t = functions.get(f) != null ? functions.get(f) : functions.get(bare) != null ? functions.get(bare) : functions.get("public." + bare);
+            TableSet t = functionSets(cat).of(f);   // configured, else derived from the body
             if (t == null) unknownFunction = true;
             else configured = configured == null ? t : union(configured, t);
         }

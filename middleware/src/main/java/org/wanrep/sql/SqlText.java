@@ -23,6 +23,9 @@ public final class SqlText {
             "insert", "merge", "matched", "nothing", "recursive", "materialized", "tablesample", "repeatable", "for", "share", "nowait",
             "skip", "locked", "of", "asc", "desc", "nulls", "first", "last", "fetch", "next", "ties", "zone", "at", "local", "current", "if");
 
+    /** Words whose parenthesis may be followed by a column-alias list: FROM (subquery) s(a), FROM coalesce(...) c(a). */
+    private static final Set<String> ALIASABLE_AFTER = Set.of("from", "join", "lateral", "coalesce", "nullif", "greatest", "least");
+
     /**
      * The text with string and numeric literals replaced by '?' (for caching analyses): texts that
      * differ only in their constants lock the same tables. Quoted identifiers, comments and
@@ -87,21 +90,43 @@ public final class SqlText {
         return b.toString();
     }
 
-    /** Lower-case names of the functions called in {@code sql} (schema-qualified calls keep the schema). */
+    /**
+     * Lower-case names of the functions called in {@code sql} (schema-qualified calls keep the schema).
+     * A column-alias list is not a call: {@code f(5) AS l(a char(15))}, {@code f(1) l(a int)},
+     * {@code (SELECT ...) s(x)} (an identifier after AS, or after the closing parenthesis of a
+     * function call or of a parenthesis opened right after FROM/JOIN/LATERAL/comma).
+     */
     public static Set<String> functionCalls(String sql) {
         Set<String> out = new LinkedHashSet<>();
         int n = sql.length();
         int i = 0;
+        // per open parenthesis: whether an identifier right after its ')' would name an alias list
+        java.util.ArrayDeque<Boolean> opened = new java.util.ArrayDeque<>();
+        int aliasAfter = -1;   // index just past a ')' that may be followed by an alias list
         while (i < n) {
             char c = sql.charAt(i);
             if (c == '\'' || c == '"') {   // literals and quoted identifiers
+                // E'...\'...': a backslash escapes the quote (read as a closing quote, a call after it would be missed)
+                boolean escapes = c == '\'' && i > 0 && (sql.charAt(i - 1) == 'E' || sql.charAt(i - 1) == 'e')
+                        && (i == 1 || !Character.isLetterOrDigit(sql.charAt(i - 2)) && sql.charAt(i - 2) != '_');
                 int j = i + 1;
-                while (j < n && sql.charAt(j) != c) j++;
+                while (j < n && sql.charAt(j) != c) j += escapes && sql.charAt(j) == '\\' ? 2 : 1;
                 i = j + 1;
                 continue;
             }
             if (c == '-' && i + 1 < n && sql.charAt(i + 1) == '-') { int j = sql.indexOf('\n', i); i = j < 0 ? n : j + 1; continue; }
             if (c == '/' && i + 1 < n && sql.charAt(i + 1) == '*') { int j = sql.indexOf("*/", i + 2); i = j < 0 ? n : j + 2; continue; }
+            if (c == '(') {
+                opened.push(previousChar(sql, i) == ',' || ALIASABLE_AFTER.contains(previousWord(sql, i)));
+                i++;
+                continue;
+            }
+            if (c == ')') {
+                boolean alias = !opened.isEmpty() && opened.pop();
+                aliasAfter = alias ? i + 1 : -1;
+                i++;
+                continue;
+            }
             if (Character.isLetter(c) || c == '_') {
                 int j = i;
                 while (j < n && (Character.isLetterOrDigit(sql.charAt(j)) || sql.charAt(j) == '_' || sql.charAt(j) == '.' || sql.charAt(j) == '$')) j++;
@@ -110,13 +135,35 @@ public final class SqlText {
                 while (k < n && Character.isWhitespace(sql.charAt(k))) k++;
                 boolean cast = i >= 2 && sql.charAt(i - 1) == ':' && sql.charAt(i - 2) == ':';
                 String bare = word.substring(word.lastIndexOf('.') + 1);
-                if (k < n && sql.charAt(k) == '(' && !cast && !NOT_FUNCTIONS.contains(bare) && !precededByInto(sql, i)) out.add(word);
-                i = j;
+                boolean paren = k < n && sql.charAt(k) == '(';
+                boolean aliasList = paren && (previousWord(sql, i).equals("as") || aliasAfter >= 0 && sql.substring(aliasAfter, i).isBlank());
+                boolean call = paren && !cast && !aliasList && !NOT_FUNCTIONS.contains(bare) && !precededByInto(sql, i);
+                if (call) out.add(word);
+                if (paren) {   // its parenthesis: a call's ')' may be followed by an alias list
+                    opened.push(call || ALIASABLE_AFTER.contains(word));
+                    i = k + 1;
+                } else i = j;
                 continue;
             }
             i++;
         }
         return out;
+    }
+
+    /** The lower-case word ending right before {@code i} (whitespace skipped), or "" if a non-letter comes first. */
+    private static String previousWord(String sql, int i) {
+        int k = i - 1;
+        while (k >= 0 && Character.isWhitespace(sql.charAt(k))) k--;
+        int end = k + 1;
+        while (k >= 0 && (Character.isLetterOrDigit(sql.charAt(k)) || sql.charAt(k) == '_')) k--;
+        if (k >= 0 && (sql.charAt(k) == '.' || sql.charAt(k) == '"' || sql.charAt(k) == '$')) return "";
+        return sql.substring(k + 1, end).toLowerCase(Locale.ROOT);
+    }
+
+    private static char previousChar(String sql, int i) {
+        int k = i - 1;
+        while (k >= 0 && Character.isWhitespace(sql.charAt(k))) k--;
+        return k >= 0 ? sql.charAt(k) : ' ';
     }
 
     /** INSERT INTO t(a, b): the table's column list is not a call. */

@@ -88,6 +88,51 @@ class WriteSetReplicationTest {
         }
     }
 
+    /**
+     * A sequence advanced inside a function body travels with the write set: the function's table
+     * set, derived from its body, names the sequence, so the executing site ships its value and the
+     * next call at another site takes the next id (no 23505), every replica ending with one last_value.
+     */
+    @Test
+    void sequenceAdvancedInAFunctionBodyTravelsWithTheWriteSet() throws Exception {
+        try (TestCluster c = new TestCluster(sites(), "na4", Map.of("execution", "local-copy", "delivery", "agreed"))) {
+            try (Connection conn = c.connect(0); Statement st = conn.createStatement()) {
+                st.execute("CREATE SEQUENCE scid");
+                st.execute("CREATE TABLE cart(id bigint PRIMARY KEY, note text)");
+                st.execute("""
+                        CREATE FUNCTION add_cart(p_note text) RETURNS bigint LANGUAGE plpgsql AS $$
+                        DECLARE v bigint;
+                        BEGIN
+                            INSERT INTO cart VALUES (nextval('scid'), p_note) RETURNING id INTO v;
+                            RETURN v;
+                        END $$""");
+                st.execute("""
+                        CREATE FUNCTION add_cart2(p_note text) RETURNS bigint LANGUAGE sql AS
+                        $$ INSERT INTO cart VALUES (nextval('public.scid'::regclass), p_note) RETURNING id $$""");
+            }
+            c.awaitQuiescent();
+            List<Long> ids = new ArrayList<>();
+            String[] calls = {"SELECT add_cart('a')", "SELECT add_cart('b')", "SELECT add_cart2('c')", "SELECT add_cart('a2')", "SELECT add_cart2('b2')"};
+            for (int k = 0; k < calls.length; k++) {
+                try (Connection conn = c.connect(k % 2); Statement st = conn.createStatement(); ResultSet rs = st.executeQuery(calls[k])) {
+                    rs.next();
+                    ids.add(rs.getLong(1));
+                }
+            }
+            assertThat(ids).containsExactly(1L, 2L, 3L, 4L, 5L);
+            Map<String, String> verdict = c.check();
+            assertThat(verdict).containsKey("sequence public.scid").containsKey("function public.add_cart(p_note text)");
+            assertThat(verdict).allSatisfy((t, v) -> assertThat(v).as(t).isEqualTo("same"));
+            for (int i = 0; i < 3; i++)
+                try (Connection conn = c.pgs.get(i).connect(); Statement st = conn.createStatement();
+                     ResultSet rs = st.executeQuery("SELECT last_value, (SELECT count(*) FROM cart) FROM scid")) {
+                    rs.next();
+                    assertThat(rs.getLong(1)).as("last_value at %s", sites().get(i)).isEqualTo(5);
+                    assertThat(rs.getLong(2)).isEqualTo(5);
+                }
+        }
+    }
+
     /** Every common type survives capture, shipping and apply, and an executing site's refusal reaches a remote client. */
     @Test
     void typesRefusalsAndRemoteAnswersUnderPrimaryCopy() throws Exception {

@@ -123,6 +123,30 @@ class SqlClassifierTest {
         assertThat(C.analyze(List.of("UPDATE \"t 1\" SET v = 2")).tables().writes()).containsExactly("public.t 1");
         assertThat(C.analyze(List.of("UPDATE \"t 2\" SET v = 2")).tables().writes()).containsExactly("public.t 2");
         assertThat(SqlText.functionCalls("INSERT INTO t(a) VALUES (f(1), 'g(2)', x::numeric(3,1)) -- h(3)")).containsExactly("f");
+        // a backslash-escaped quote does not end an E'' literal: the call after it is still seen
+        assertThat(SqlText.functionCalls("SELECT E'\\'', my_writer(1), 'x''y', other(2)")).containsExactly("my_writer", "other");
+        assertThat(a("SELECT E'\\'', my_side_effect(3)").route()).isEqualTo(Route.UPDATE);
+    }
+
+    /** A column-alias list after a function call (DBT-1 style) is not a call of a function named like the alias. */
+    @Test
+    void columnAliasListsAreNotCalls() {
+        assertThat(SqlText.functionCalls("SELECT * FROM home(5,10) AS l(a char(15))")).containsExactly("home");
+        assertThat(SqlText.functionCalls("SELECT * FROM home(5,10) AS l (a int, b text)")).containsExactly("home");
+        assertThat(SqlText.functionCalls("SELECT * FROM f(1) l(a int)")).containsExactly("f");
+        assertThat(SqlText.functionCalls("SELECT * FROM app.f(g(1), 'x)') l(a int) JOIN h(2) AS m(b int) ON l.a = m.b")).containsExactly("app.f", "g", "h");
+        assertThat(SqlText.functionCalls("SELECT * FROM getBestSellers(5) AS l(i_id numeric(10), i_title varchar(60), a_fname varchar(20), a_lname varchar(20))"))
+                .containsExactly("getbestsellers");
+        assertThat(SqlText.functionCalls("SELECT * FROM (SELECT 1) s(x), (VALUES (2)) v(y)")).isEmpty();
+        // what follows other parentheses is still a call
+        assertThat(SqlText.functionCalls("SELECT DISTINCT ON (a) f(b) FROM t")).containsExactly("f");
+        assertThat(SqlText.functionCalls("SELECT x FROM t WHERE (a > 1) AND g(a)")).containsExactly("g");
+        SqlClassifier k = new SqlClassifier(() -> CAT, Map.of("public.home", TableSet.of(Set.of("public.items"), Set.of())));
+        UnitAnalysis home = k.analyze(List.of("SELECT * FROM home(5,10) AS l(a char(15), b int)"));
+        assertThat(home.route()).isEqualTo(Route.LOCAL);
+        assertThat(home.tables().all()).isFalse();
+        assertThat(home.tables().reads()).containsExactly("public.items");
+        assertThat(k.analyze(List.of("SELECT * FROM home(5,10) l (a char(15))")).route()).isEqualTo(Route.LOCAL);
     }
 
     @Test

@@ -13,7 +13,8 @@ import java.util.TreeSet;
 
 /**
  * A digest of every user table of one replica: row count and an md5 over all rows in primary-key
- * order (all columns' text form; tables without a key are ordered by every column). Comparing the
+ * order (all columns' text form; tables without a key are ordered by every column); also of every
+ * user sequence and function (see {@link #sequencesAndFunctions}). Comparing the
  * digests of all replicas is {@code wanrep cluster check}.
  */
 public final class TableDigest {
@@ -21,7 +22,7 @@ public final class TableDigest {
 
     public record Digest(long rows, String md5) {}
 
-    /** Digest per schema-qualified table name. */
+    /** Digest per schema-qualified table name, {@code sequence schema.name} and {@code function schema.name(args)}. */
     public static Map<String, Digest> of(Connection c) throws SQLException {
         Map<String, Digest> out = new LinkedHashMap<>();
         for (String[] t : userTables(c)) {
@@ -33,7 +34,40 @@ public final class TableDigest {
                 out.put(t[0] + "." + t[1], new Digest(rs.getLong(1), rs.getString(2)));
             }
         }
+        sequencesAndFunctions(c, out);
         return out;
+    }
+
+    /**
+     * Every user sequence ({@code sequence schema.name}: rows = last_value, md5 over last_value and
+     * is_called) and every user function or procedure ({@code function schema.name(args)}: md5 of
+     * pg_get_functiondef): replicas must agree on these too (a sequence behind at one site hands out
+     * a value already used elsewhere). Extension members are left out (their versions are the
+     * installation's business).
+     */
+    private static void sequencesAndFunctions(Connection c, Map<String, Digest> out) throws SQLException {
+        List<String[]> seqs = new ArrayList<>();
+        String sql = "SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                + "WHERE c.relkind = 'S' AND n.nspname NOT IN ('pg_catalog','information_schema','wanrep') "
+                + "AND n.nspname NOT LIKE 'pg_toast%' AND n.nspname NOT LIKE 'pg_temp%' ORDER BY 1, 2";
+        try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
+            while (rs.next()) seqs.add(new String[]{rs.getString(1), rs.getString(2)});
+        }
+        for (String[] s : seqs) {
+            try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(
+                    "SELECT last_value, md5(last_value::text || ',' || is_called::text) FROM " + quote(s[0]) + "." + quote(s[1]))) {
+                rs.next();
+                out.put("sequence " + s[0] + "." + s[1], new Digest(rs.getLong(1), rs.getString(2)));
+            }
+        }
+        String fsql = "SELECT n.nspname || '.' || p.proname || '(' || pg_catalog.pg_get_function_identity_arguments(p.oid) || ')', "
+                + "md5(pg_catalog.pg_get_functiondef(p.oid)) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
+                + "WHERE p.prokind IN ('f','p') AND n.nspname NOT IN ('pg_catalog','information_schema','wanrep') AND n.nspname NOT LIKE 'pg_temp%' "
+                + "AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e') "
+                + "ORDER BY 1";
+        try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(fsql)) {
+            while (rs.next()) out.put("function " + rs.getString(1), new Digest(0, rs.getString(2)));
+        }
     }
 
     /** The user's tables (schema wanrep holds the middleware's own bookkeeping of each replica, which differs by design). */

@@ -36,4 +36,31 @@ class TableDigestTest {
             assertThat(v.get("public.clash")).startsWith("DIFFERENT");
         }
     }
+
+    /** Sequences (last_value, is_called) and function definitions are compared alongside tables. */
+    @Test
+    void sequencesAndFunctionsAreCompared() throws Exception {
+        try (LocalPostgres a = LocalPostgres.startTemporary(); LocalPostgres b = LocalPostgres.startTemporary();
+             Connection ca = a.connect(); Connection cb = b.connect()) {
+            for (Connection c : List.of(ca, cb)) {
+                try (Statement st = c.createStatement()) {
+                    st.execute("CREATE SEQUENCE scid");
+                    st.execute("CREATE FUNCTION f(x integer) RETURNS integer LANGUAGE sql AS 'SELECT x + 1'");
+                    st.execute("SELECT nextval('scid')");
+                }
+            }
+            Map<String, String> v = TableDigest.compare(List.of("a", "b"), List.of(TableDigest.of(ca), TableDigest.of(cb)));
+            assertThat(v).containsEntry("sequence public.scid", "same").containsEntry("function public.f(x integer)", "same");
+            try (Statement st = cb.createStatement()) { st.execute("SELECT nextval('scid')"); }
+            v = TableDigest.compare(List.of("a", "b"), List.of(TableDigest.of(ca), TableDigest.of(cb)));
+            assertThat(v.get("sequence public.scid")).startsWith("DIFFERENT");
+            try (Statement st = ca.createStatement()) { st.execute("SELECT setval('scid', 2); CREATE OR REPLACE FUNCTION f(x integer) RETURNS integer LANGUAGE sql AS 'SELECT x + 2'"); }
+            v = TableDigest.compare(List.of("a", "b"), List.of(TableDigest.of(ca), TableDigest.of(cb)));
+            assertThat(v).containsEntry("sequence public.scid", "same");
+            assertThat(v.get("function public.f(x integer)")).startsWith("DIFFERENT");
+            try (Statement st = cb.createStatement()) { st.execute("SELECT setval('scid', 2, false)"); }   // same value, not called
+            v = TableDigest.compare(List.of("a", "b"), List.of(TableDigest.of(ca), TableDigest.of(cb)));
+            assertThat(v.get("sequence public.scid")).startsWith("DIFFERENT");
+        }
+    }
 }

@@ -67,7 +67,8 @@ class Dbt1DeterminismTest {
             Map<String, TableDigest.Digest> da = TableDigest.of(ca), db = TableDigest.of(cb);
             Map<String, String> verdict = TableDigest.compare(List.of("a", "b"), List.of(da, db));
             System.out.println(written + " of " + TRANSACTIONS + " transactions wrote; digests " + verdict);
-            assertThat(verdict).hasSize(10).allSatisfy((t, v) -> assertThat(v).as(t).isEqualTo("same"));
+            assertThat(verdict).allSatisfy((t, v) -> assertThat(v).as(t).isEqualTo("same"));
+            assertThat(verdict.keySet().stream().filter(t -> !t.startsWith("sequence ") && !t.startsWith("function "))).hasSize(10);   // the tables
 
             // not vacuous: the sequence ordered, filled carts and registered customers
             assertThat(da.get("public.orders").rows()).isGreaterThan(loadedA.get("public.orders").rows() + 10);
