@@ -15,11 +15,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Flow control across sites: site c's applies block on a table lock taken directly in its PostgreSQL,
  * so its backlog grows; once it passes flow.max_backlog, updates from site a wait at a (before being
- * ordered) instead of piling up at c, and they go on when c drains.
+ * ordered) instead of piling up at c, and they go on when c drains; at b, whose wait is short, an
+ * update is refused with SQLSTATE 53400 and not ordered.
  */
 class FlowControlClusterTest {
     private static final int LIMIT = 5, CLIENTS = 4;
@@ -27,7 +29,8 @@ class FlowControlClusterTest {
     @Test
     void updatesWaitAtTheirOriginWhileAnotherSiteIsOverItsBacklogLimitAndProceedWhenItDrains() throws Exception {
         try (TestCluster c = new TestCluster(List.of("a", "b", "c"), "lan", Map.of("delivery", "safe",
-                "flow.max_backlog", Integer.toString(LIMIT), "flow.report_interval_ms", "20", "flow.wait_timeout_ms", "120000"))) {
+                "flow.max_backlog", Integer.toString(LIMIT), "flow.report_interval_ms", "20", "flow.wait_timeout_ms", "120000",
+                "site.b.flow.wait_timeout_ms", "300"))) {
             try (Connection a = c.connect(0); Statement st = a.createStatement()) {
                 st.execute("CREATE TABLE t (id int PRIMARY KEY, v bigint NOT NULL)");
                 st.execute("INSERT INTO t VALUES (1, 0)");
@@ -73,6 +76,12 @@ class FlowControlClusterTest {
                         }
                     }
                     assertThat(seen).as("SHOW wanrep.sites at a lists c's reported backlog").isTrue();
+                }
+                // at b updates wait no longer than 300 ms: then the client hears why, and nothing was ordered
+                try (Connection b2 = c.connect(1); Statement s = b2.createStatement()) {
+                    assertThatThrownBy(() -> s.execute("UPDATE t SET v = v + 1000000 WHERE id = 1"))
+                            .isInstanceOf(SQLException.class).satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("53400"))
+                            .hasMessageContaining("flow.max_backlog");
                 }
                 blocker.rollback();   // c drains
             }
