@@ -475,6 +475,9 @@ public final class ClientSession implements Runnable {
     }
 
     private PgError orderingError(Throwable cause) {
+        if (cause instanceof org.wanrep.txn.FlowControl.Throttled t)
+            return PgError.error(t.sqlState(), t.getMessage())
+                    .withHint("A site executes delivered updates slower than they are ordered; retry later. Nothing was ordered.");
         if (cause instanceof NotPrimaryException)
             return PgError.error("57P03", "wanrep: this site is not in the primary component: " + cause.getMessage())
                     .withHint("Update transactions resume when a majority of sites is reachable; connect to a site of the majority.");

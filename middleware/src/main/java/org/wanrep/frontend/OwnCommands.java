@@ -13,7 +13,8 @@ import java.util.regex.Pattern;
  * wanrep's own commands, answered by the proxy without the replica: {@code SHOW wanrep.phases} (the
  * response-time breakdown of updates that originated at this site), {@code RESET wanrep.phases}, and
  * {@code SHOW wanrep.sites} (this site's state: serving or not, the last GSN delivered, the delivered
- * transactions not finished yet, the members of its view). They work whether the site is current or not.
+ * transactions not finished yet, the members of its view; then one row per other site with the backlog
+ * it last reported, which flow control acts on). They work whether the site is current or not.
  */
 final class OwnCommands {
     private OwnCommands() {}
@@ -52,9 +53,18 @@ final class OwnCommands {
         if (reset) return null;   // RESET wanrep.sites means nothing: PostgreSQL answers it
         String state = e.failure() != null ? "stopped" : e.current() ? "serving" : "not current";
         var view = e.view();
-        List<String> row = new ArrayList<>(List.of(ctx.site(), state, Long.toString(e.lastGsn()), Integer.toString(e.pending()),
+        List<List<String>> rows = new ArrayList<>();
+        rows.add(List.of(ctx.site(), state, Long.toString(e.lastGsn()), Integer.toString(e.pending()),
                 view == null ? "" : String.join(",", view.members())));
-        return new Answer("SHOW", List.of("site", "state", "last_gsn", "pending", "members"), List.of(row));
+        // then every other site's backlog as it last reported it (flow control holds new updates while one is over the limit)
+        var flow = e.flowControl();
+        long now = System.nanoTime();
+        flow.reports().forEach((member, r) -> {
+            if (r.site().equals(ctx.site())) return;
+            String over = flow.maxBacklog() > 0 && r.backlog() > flow.maxBacklog() ? ", over flow.max_backlog" : "";
+            rows.add(List.of(r.site(), "reported " + (now - r.atNanos()) / 1_000_000 + " ms ago" + over, "", Integer.toString(r.backlog()), ""));
+        });
+        return new Answer("SHOW", List.of("site", "state", "last_gsn", "pending", "members"), rows);
     }
 
     static boolean matches(String sql) {

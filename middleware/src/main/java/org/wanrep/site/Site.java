@@ -12,6 +12,7 @@ import org.wanrep.frontend.CancelRegistry;
 import org.wanrep.frontend.ProxyServer;
 import org.wanrep.frontend.SiteContext;
 import org.wanrep.gcs.Delivery;
+import org.wanrep.txn.FlowControl;
 import org.wanrep.gcs.jgroups.GcsSettings;
 import org.wanrep.gcs.jgroups.JGroupsGcs;
 import org.wanrep.gcs.wan.LatencyMatrix;
@@ -129,13 +130,17 @@ public final class Site implements AutoCloseable {
         String incarnation = Long.toString(System.currentTimeMillis());
         GcsSettings gs = new GcsSettings(c.get("cluster.name"), name, incarnation, sites, c.get("sequencer"), c.get("gcs.host"),
                 c.getInt("gcs.port"), hosts, matrix, c.getDouble("gcs.jitter_ms"), c.getInt("gcs.ack_interval_ms"), true);
-        JGroupsGcs gcs = JGroupsGcs.start(gs, listenerWrapper.apply(engine));
+        FlowControl flow = new FlowControl(name, c.getInt("flow.max_backlog"), c.getInt("flow.wait_timeout_ms"), c.getInt("flow.report_interval_ms"));
+        JGroupsGcs gcs = JGroupsGcs.start(gs, listenerWrapper.apply(flow.intercept(engine)));
         engine.attach(gcs);
         gcs.onFatal(engine::fail);   // a delivery the engine failed on stops the site (fires at once if one failed already)
+        engine.flowControl(flow);
+        flow.start(gcs, gcs.self(), engine::pending);
         if (channel != null) channel.attach(gcs);
         try {
             gcs.awaitPrimary(sites.size() / 2 + 1, joinTimeout);
         } catch (Exception e) {
+            flow.stop();
             gcs.crash();
             if (channel != null) channel.close(false);
             executor.close();
@@ -152,6 +157,7 @@ public final class Site implements AutoCloseable {
             // e.g. it re-entered the primary component lacking transactions the others committed, or a delivery
             // failed: its replica is stale, so it must not open its port at all (no state transfer yet)
             engine.shutdown("site failed while starting");
+            flow.stop();
             gcs.crash();
             if (channel != null) channel.close(false);
             executor.close();
@@ -276,6 +282,7 @@ public final class Site implements AutoCloseable {
         if (!stopped.compareAndSet(false, true)) return;
         try {
             proxy.close();
+            engine.flowControl().stop();
             engine.shutdown("site crashed");
             gcs.crash();
             if (channel != null) channel.close(false);
@@ -297,6 +304,7 @@ public final class Site implements AutoCloseable {
         if (!stopped.compareAndSet(false, true)) return;
         try {
             proxy.close();
+            engine.flowControl().stop();
             engine.shutdown("site stopped");
             gcs.close();
             if (channel != null) channel.close(true);

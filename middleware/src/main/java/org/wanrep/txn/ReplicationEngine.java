@@ -82,6 +82,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     private final PhaseStats phaseStats = new PhaseStats();
     private volatile Gcs gcs;
     private volatile GcsView view;
+    private volatile FlowControl flow = FlowControl.NONE;
 
     public ReplicationEngine(String site, Delivery delivery, TxnExecutor executor) {
         this(site, delivery, executor, new ExecutionPolicy(ExecutionPolicy.Kind.SYMMETRIC, List.of(site), Map.of()), WriteSetIo.NONE);
@@ -100,6 +101,11 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         this.gcs = g;
         this.self = g.self();
     }
+
+    /** New updates wait in {@link #submit} while {@code f} says a site's backlog is over its limit. */
+    public void flowControl(FlowControl f) { this.flow = f; }
+
+    public FlowControl flowControl() { return flow; }
 
     /** The execution policy ({@code execution} setting). */
     public ExecutionPolicy policy() { return policy; }
@@ -185,6 +191,19 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         if (failure != null) {
             f.completeExceptionally(new IllegalStateException("site " + site + " stopped following the others: " + failure));
             return f;
+        }
+        // flow control: only new work waits; a block's log or release ends work that already holds locks
+        if (r.kind() == TxnRequest.Kind.AUTOCOMMIT || r.kind() == TxnRequest.Kind.EXCLUSIVE) {
+            try {
+                flow.admit(() -> view);
+            } catch (FlowControl.Throttled e) {
+                f.completeExceptionally(e);
+                return f;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                f.completeExceptionally(e);
+                return f;
+            }
         }
         synchronized (this) {
             waiting.put(r.id(), f);

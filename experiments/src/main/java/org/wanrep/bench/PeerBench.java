@@ -1,0 +1,388 @@
+package org.wanrep.bench;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.wanrep.emulator.synthetic.SyntheticWorkload;
+import org.wanrep.pg.LocalPostgres;
+import org.wanrep.pg.TableDigest;
+import org.wanrep.site.InProcessCluster;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * wanrep beside its peers, measured in one run on one machine: direct PostgreSQL, pgbouncer (session
+ * pool) in front of one PostgreSQL, pgpool-II native replication of three PostgreSQL, and a 3-site
+ * wanrep on the {@code lan} matrix (safe delivery, symmetric execution; the clients connect to site
+ * a, as pgpool's connect to pgpool). Each system gets the same pgbench workloads; afterwards the
+ * replicas of pgpool-II and of wanrep are compared table by table.
+ *
+ * <p>pgbouncer and pgpool-II are the Debian packages' binaries, started here as child processes in
+ * temporary directories on free ports with configuration written here (run as user postgres when
+ * this runs as root, as {@link LocalPostgres} runs PostgreSQL: both refuse root).
+ */
+public final class PeerBench {
+    public static final List<String> SYSTEMS = List.of("direct", "pgbouncer", "pgpool-II", "wanrep");
+
+    /** One pgbench run: tps, failed transactions (pgbench's count), and a note if pgbench stopped early. */
+    public record Run(String workload, String system, double tps, long failed, String note) {}
+
+    private record Workload(String name, List<String> args) {}
+
+    private static final String TPCB_ONE_REQUEST = String.join("\n",
+            "\\set aid random(1, 100000 * :scale)",
+            "\\set bid random(1, 1 * :scale)",
+            "\\set tid random(1, 10 * :scale)",
+            "\\set delta random(-5000, 5000)",
+            "UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid \\;",
+            "SELECT abalance FROM pgbench_accounts WHERE aid = :aid \\;",
+            "UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid \\;",
+            "UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid \\;",
+            "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);", "");
+
+    private final int clients, seconds, scale;
+    private final PrintStream out;
+    private final Map<String, String> replicaVerdicts = new LinkedHashMap<>();
+
+    public PeerBench(int clients, int seconds, int scale, PrintStream out) {
+        this.clients = clients;
+        this.seconds = seconds;
+        this.scale = scale;
+        this.out = out;
+    }
+
+    /** "pgpool-II" / "wanrep" -> "same" or which tables differ. */
+    public Map<String, String> replicaVerdicts() { return replicaVerdicts; }
+
+    public List<Run> run() throws Exception {
+        Path work = Files.createTempDirectory("wanrep-peer-bench-");
+        List<AutoCloseable> open = new ArrayList<>();
+        try {
+            out.println("starting direct PostgreSQL (pgbouncer's backend too)...");
+            LocalPostgres direct = LocalPostgres.startTemporary();
+            open.add(direct);
+            out.println("starting pgbouncer (session pool)...");
+            Child bouncer = pgbouncer(work.resolve("pgbouncer"), direct.port());
+            open.add(bouncer);
+            out.println("starting 3 PostgreSQL and pgpool-II (native replication)...");
+            List<LocalPostgres> backends = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                LocalPostgres b = LocalPostgres.startTemporary();
+                open.add(b);
+                backends.add(b);
+            }
+            Child pgpool = pgpool(work.resolve("pgpool"), backends);
+            open.add(pgpool);
+            out.println("starting wanrep: 3 sites on lan, safe delivery, symmetric execution...");
+            InProcessCluster wanrep = new InProcessCluster(List.of("a", "b", "c"), "lan",
+                    Map.of("delivery", "safe", "execution", "symmetric", "pool.size", Integer.toString(Math.max(8, clients))), out);
+            open.add(wanrep);
+
+            Map<String, Integer> ports = new LinkedHashMap<>();
+            ports.put("direct", direct.port());
+            ports.put("pgbouncer", bouncer.port);
+            ports.put("pgpool-II", pgpool.port);
+            ports.put("wanrep", wanrep.site(0).proxyPort());
+
+            SyntheticWorkload synthetic = new SyntheticWorkload();
+            // direct and pgbouncer share one database; pgpool-II and wanrep load through themselves, so their replicas get it all
+            for (String s : List.of("direct", "pgpool-II", "wanrep")) {
+                out.printf("loading %s: pgbench -i -s %d and the synthetic tables...%n", s, scale);
+                pgbench(ports.get(s), List.of("-i", "-s", Integer.toString(scale), "-q"), 1800);
+                try (Connection c = connect(ports.get(s))) {
+                    synthetic.load(c, null);
+                }
+            }
+            Path oneRequest = work.resolve("tpcb-one-request.sql");
+            Files.writeString(oneRequest, TPCB_ONE_REQUEST);
+            Path random = work.resolve("10-updates-random-tables.sql");
+            Files.writeString(random, synthetic.pgbenchUpdateScript());
+            List<Workload> workloads = List.of(
+                    new Workload("select-only (-S -M prepared)", List.of("-S", "-M", "prepared")),
+                    new Workload("tpcb-like, one request (\\;, simple)", List.of("-M", "simple", "-f", oneRequest.toString())),
+                    new Workload("tpcb-like, interactive (--max-tries=10)", List.of("-b", "tpcb-like", "--max-tries=10")),
+                    new Workload("10 updates, one request, random tables", List.of("-M", "simple", "-f", random.toString())));
+            List<Run> runs = new ArrayList<>();
+            for (Workload w : workloads) {
+                for (String s : SYSTEMS) {
+                    out.printf("  %-42s %-10s ... ", w.name(), s);
+                    out.flush();
+                    Run r = measure(w, s, ports.get(s));
+                    out.printf("%8.0f tps, %d failed%s%n", r.tps(), r.failed(), r.note().isEmpty() ? "" : " (" + r.note() + ")");
+                    runs.add(r);
+                }
+            }
+            out.println("comparing replicas...");
+            List<Map<String, TableDigest.Digest>> ds = new ArrayList<>();
+            for (LocalPostgres b : backends) {
+                try (Connection c = b.connect()) {
+                    ds.add(TableDigest.of(c));
+                }
+            }
+            replicaVerdicts.put("pgpool-II", summary(TableDigest.compare(List.of("backend0", "backend1", "backend2"), ds)));
+            replicaVerdicts.put("wanrep", summary(wanrep.check()));
+            return runs;
+        } finally {
+            for (int i = open.size() - 1; i >= 0; i--) {
+                try {
+                    open.get(i).close();
+                } catch (Exception e) {
+                    out.println("closing: " + e.getMessage());
+                }
+            }
+            deleteTree(work);
+        }
+    }
+
+    private static String summary(Map<String, String> verdicts) {
+        List<String> bad = new ArrayList<>();
+        verdicts.forEach((t, v) -> {
+            if (!v.equals("same")) bad.add(t + ": " + v);
+        });
+        return bad.isEmpty() ? "same (" + verdicts.size() + " tables)" : String.join("; ", bad);
+    }
+
+    private Run measure(Workload w, String system, int port) throws Exception {
+        List<String> a = new ArrayList<>(w.args());
+        a.addAll(List.of("-c", Integer.toString(clients), "-j", "2", "-T", Integer.toString(seconds), "-n"));
+        Result r = run(port, a, seconds + 180);
+        Matcher m = Pattern.compile("tps = ([0-9.]+)").matcher(r.output);
+        double tps = m.find() ? Double.parseDouble(m.group(1)) : 0;
+        Matcher f = Pattern.compile("number of failed transactions: (\\d+)").matcher(r.output);
+        long failed = f.find() ? Long.parseLong(f.group(1)) : 0;
+        String note = "";
+        if (r.exit != 0) {
+            Matcher e = Pattern.compile("(?m)^.*(ERROR|error|aborted).*$").matcher(r.output);
+            note = "pgbench exit " + r.exit + (e.find() ? ": " + e.group().strip() : "");
+        }
+        return new Run(w.name(), system, tps, failed, note);
+    }
+
+    private record Result(int exit, String output) {}
+
+    private static Result run(int port, List<String> args, int timeoutS) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(ProxyOverheadBench.pgbenchBinary(), "-h", "127.0.0.1", "-p", Integer.toString(port), "-U", "postgres"));
+        cmd.addAll(args);
+        cmd.add("postgres");
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(timeoutS, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            throw new IllegalStateException("pgbench timed out");
+        }
+        return new Result(p.exitValue(), output);
+    }
+
+    private static void pgbench(int port, List<String> args, int timeoutS) throws Exception {
+        Result r = run(port, args, timeoutS);
+        if (r.exit != 0) throw new IllegalStateException("pgbench " + String.join(" ", args) + " failed:\n" + r.output);
+    }
+
+    private static Connection connect(int port) throws Exception {
+        Properties p = new Properties();
+        p.setProperty("user", "postgres");
+        p.setProperty("preferQueryMode", "simple");
+        return DriverManager.getConnection("jdbc:postgresql://127.0.0.1:" + port + "/postgres", p);
+    }
+
+    // ---- the peers as child processes
+
+    /** A child server process on {@code port}, stopped (SIGTERM, then SIGKILL) on close. */
+    static final class Child implements AutoCloseable {
+        final Process process;
+        final int port;
+        final Path log;
+
+        Child(List<String> cmd, Path dir, int port, Path log) throws IOException, InterruptedException {
+            this.port = port;
+            this.log = log;
+            this.process = new ProcessBuilder(asPostgres(cmd)).directory(dir.toFile()).redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (true) {
+                try (Socket s = new Socket("127.0.0.1", port)) {
+                    return;
+                } catch (IOException notYet) {
+                    if (!process.isAlive() || System.nanoTime() > end) {
+                        close();
+                        throw new IOException(cmd.get(0) + " did not start on port " + port + ":\n" + Files.readString(log));
+                    }
+                    Thread.sleep(100);
+                }
+            }
+        }
+
+        @Override public void close() throws InterruptedException {
+            // runuser passes SIGTERM on to its child
+            process.destroy();
+            if (!process.waitFor(20, TimeUnit.SECONDS)) process.destroyForcibly();
+            process.descendants().forEach(ProcessHandle::destroyForcibly);
+        }
+    }
+
+    private static boolean isRoot() { return "root".equals(System.getProperty("user.name")); }
+
+    private static List<String> asPostgres(List<String> cmd) {
+        if (!isRoot()) return cmd;
+        List<String> out = new ArrayList<>(List.of("runuser", "-u", "postgres", "--"));
+        out.addAll(cmd);
+        return out;
+    }
+
+    private static Path ownDir(Path dir) throws IOException, InterruptedException {
+        Files.createDirectories(dir);
+        if (isRoot()) {
+            Process p = new ProcessBuilder("chown", "-R", "postgres:postgres", dir.getParent().toString()).inheritIO().start();
+            if (p.waitFor() != 0) throw new IOException("chown " + dir + " failed");
+        }
+        return dir;
+    }
+
+    static String binary(String name, String... candidates) {
+        for (String c : candidates)
+            if (Files.isExecutable(Path.of(c))) return c;
+        throw new IllegalStateException(name + " is not installed (Debian package " + name + "; ./wanrep peer-bench installs it)");
+    }
+
+    private Child pgbouncer(Path dir, int pgPort) throws Exception {
+        ownDir(dir);
+        int port = LocalPostgres.freePort();
+        Files.writeString(dir.resolve("userlist.txt"), "\"postgres\" \"\"\n");
+        Files.writeString(dir.resolve("pgbouncer.ini"), String.join("\n",
+                "[databases]",
+                "postgres = host=127.0.0.1 port=" + pgPort + " dbname=postgres",
+                "[pgbouncer]",
+                "listen_addr = 127.0.0.1",
+                "listen_port = " + port,
+                "unix_socket_dir = " + dir,
+                "auth_type = trust",
+                "auth_file = " + dir.resolve("userlist.txt"),
+                "pool_mode = session",
+                "max_client_conn = 200",
+                "default_pool_size = " + Math.max(20, clients + 4),
+                "pidfile = " + dir.resolve("pgbouncer.pid"),
+                "ignore_startup_parameters = extra_float_digits",
+                ""));
+        ownDir(dir);
+        return new Child(List.of(binary("pgbouncer", "/usr/sbin/pgbouncer", "/usr/bin/pgbouncer"), dir.resolve("pgbouncer.ini").toString()),
+                dir, port, dir.resolve("pgbouncer.log"));
+    }
+
+    private Child pgpool(Path dir, List<LocalPostgres> backends) throws Exception {
+        ownDir(dir);
+        int port = LocalPostgres.freePort(), pcpPort = LocalPostgres.freePort();
+        List<String> conf = new ArrayList<>(List.of(
+                // pgpool-II 4.2+ names the mode here (older: replication_mode = on)
+                "backend_clustering_mode = 'native_replication'",
+                "listen_addresses = '127.0.0.1'",
+                "port = " + port,
+                "socket_dir = '" + dir + "'",
+                "pcp_listen_addresses = '127.0.0.1'",
+                "pcp_port = " + pcpPort,
+                "pcp_socket_dir = '" + dir + "'",
+                "enable_pool_hba = off",
+                "pool_passwd = ''",
+                "num_init_children = " + Math.max(32, clients + 8),
+                "max_pool = 4",
+                "pid_file_name = '" + dir.resolve("pgpool.pid") + "'",
+                "logdir = '" + dir + "'",
+                "log_destination = 'stderr'",
+                "load_balance_mode = on",
+                "replicate_select = off",
+                "replication_stop_on_mismatch = off",
+                "failover_on_backend_error = off",
+                "health_check_period = 0",
+                "sr_check_period = 0",
+                "use_watchdog = off",
+                "wd_ipc_socket_dir = '" + dir + "'",
+                "memory_cache_enabled = off",
+                "memqcache_oiddir = '" + dir.resolve("oiddir") + "'"));
+        for (int i = 0; i < backends.size(); i++) {
+            conf.add("backend_hostname" + i + " = '127.0.0.1'");
+            conf.add("backend_port" + i + " = " + backends.get(i).port());
+            conf.add("backend_weight" + i + " = 1");
+            conf.add("backend_data_directory" + i + " = '" + backends.get(i).dataDir() + "'");
+            conf.add("backend_flag" + i + " = 'DISALLOW_TO_FAILOVER'");
+        }
+        Files.writeString(dir.resolve("pgpool.conf"), String.join("\n", conf) + "\n");
+        Files.writeString(dir.resolve("pcp.conf"), "");
+        Files.writeString(dir.resolve("pool_hba.conf"), "host all all 127.0.0.1/32 trust\nlocal all all trust\n");
+        ownDir(dir);
+        return new Child(List.of(binary("pgpool2", "/usr/sbin/pgpool", "/usr/bin/pgpool"), "-n", "-f", dir.resolve("pgpool.conf").toString(),
+                "-F", dir.resolve("pcp.conf").toString(), "-a", dir.resolve("pool_hba.conf").toString()), dir, port, dir.resolve("pgpool.log"));
+    }
+
+    private static void deleteTree(Path root) {
+        try (var s = Files.walk(root)) {
+            s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException ignored) {
+            // a temporary directory
+        }
+    }
+
+    // ---- reporting
+
+    public static String table(List<Run> runs) {
+        // per system: tps, (ratio to direct), failed transactions; "!" where pgbench stopped early (see the JSON's note)
+        StringBuilder b = new StringBuilder(String.format("%-42s", ""));
+        for (String s : SYSTEMS) b.append(String.format(" %-23s", s));
+        b.append(String.format("%n%-42s", "workload"));
+        for (int i = 0; i < SYSTEMS.size(); i++) b.append(String.format(" %8s %6s %6s ", "tps", "ratio", "failed"));
+        b.append('\n');
+        Map<String, List<Run>> byWorkload = new LinkedHashMap<>();
+        for (Run r : runs) byWorkload.computeIfAbsent(r.workload(), k -> new ArrayList<>()).add(r);
+        byWorkload.forEach((w, rs) -> {
+            double direct = rs.stream().filter(r -> r.system().equals("direct")).mapToDouble(Run::tps).findFirst().orElse(Double.NaN);
+            b.append(String.format("%-42s", w));
+            for (Run r : rs) b.append(String.format(" %8.0f %6.2f %6d%s", r.tps(), r.tps() / direct, r.failed(), r.note().isEmpty() ? " " : "!"));
+            b.append('\n');
+        });
+        return b.toString();
+    }
+
+    public static String csv(List<Run> runs) {
+        StringBuilder b = new StringBuilder("workload,system,tps,ratio,failed,note\n");
+        for (Run r : runs)
+            b.append(String.format("\"%s\",%s,%.1f,%.3f,%d,\"%s\"%n", r.workload(), r.system(), r.tps(), ratio(runs, r), r.failed(), r.note().replace("\"", "'")));
+        return b.toString();
+    }
+
+    private static double ratio(List<Run> runs, Run r) {
+        return runs.stream().filter(x -> x.workload().equals(r.workload()) && x.system().equals("direct")).mapToDouble(x -> r.tps() / x.tps()).findFirst().orElse(Double.NaN);
+    }
+
+    public static String json(List<Run> runs, int clients, int scale, int seconds, Map<String, String> replicas) throws Exception {
+        List<Map<String, Object>> list = new ArrayList<>();
+        for (Run r : runs) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("workload", r.workload());
+            m.put("system", r.system());
+            m.put("tps", Math.round(r.tps()));
+            m.put("ratio", Math.round(ratio(runs, r) * 1000) / 1000.0);
+            m.put("failed", r.failed());
+            if (!r.note().isEmpty()) m.put("note", r.note());
+            list.add(m);
+        }
+        Map<String, Object> top = new LinkedHashMap<>();
+        top.put("benchmark", "peer-bench");
+        top.put("clients", clients);
+        top.put("scale", scale);
+        top.put("seconds", seconds);
+        top.put("replicas", replicas);
+        top.put("results", list);
+        return new ObjectMapper().writeValueAsString(top);
+    }
+}

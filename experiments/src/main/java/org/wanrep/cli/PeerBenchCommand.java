@@ -1,0 +1,33 @@
+package org.wanrep.cli;
+
+import org.wanrep.bench.PeerBench;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.Callable;
+
+@Command(name = "peer-bench", mixinStandardHelpOptions = true,
+        description = "wanrep beside direct PostgreSQL, pgbouncer and pgpool-II native replication: pgbench tps, ratio to direct, failures; replicas compared.")
+public final class PeerBenchCommand implements Callable<Integer> {
+    @Option(names = "--clients", defaultValue = "8", description = "pgbench clients (default: ${DEFAULT-VALUE})") int clients;
+    @Option(names = "--seconds", defaultValue = "20", description = "seconds per system and workload (default: ${DEFAULT-VALUE})") int seconds;
+    @Option(names = "--scale", defaultValue = "10", description = "pgbench scale factor (default: ${DEFAULT-VALUE})") int scale;
+    @Option(names = "--out", defaultValue = "runs/peer-bench", description = "directory for results.json and results.csv (default: ${DEFAULT-VALUE})") Path outDir;
+
+    @Override public Integer call() throws Exception {
+        PeerBench bench = new PeerBench(clients, seconds, scale, System.out);
+        List<PeerBench.Run> runs = bench.run();
+        System.out.println();
+        System.out.print(PeerBench.table(runs));
+        bench.replicaVerdicts().forEach((s, v) -> System.out.println("replicas of " + s + ": " + v));
+        String json = PeerBench.json(runs, clients, scale, seconds, bench.replicaVerdicts());
+        Files.createDirectories(outDir);
+        Files.writeString(outDir.resolve("results.json"), json + "\n");
+        Files.writeString(outDir.resolve("results.csv"), PeerBench.csv(runs));
+        System.out.println(json);
+        return bench.replicaVerdicts().values().stream().allMatch(v -> v.startsWith("same")) ? 0 : 1;
+    }
+}

@@ -1,0 +1,200 @@
+package org.wanrep.txn;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.wanrep.gcs.Delivery;
+import org.wanrep.gcs.Gcs;
+import org.wanrep.gcs.GcsListener;
+import org.wanrep.gcs.GcsMessage;
+import org.wanrep.gcs.GcsView;
+import org.wanrep.gcs.MsgId;
+
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.ByteArrayInputStream;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.IntSupplier;
+
+/**
+ * Flow control: ordering must not outrun execution without bound. Every site multicasts its backlog
+ * (transactions delivered and not finished, {@link ReplicationEngine#pending()}) as a small RELIABLE
+ * message whenever it changed, at most every {@code flow.report_interval_ms}, and at least once a second.
+ * A new update (an autocommit request or a block's BEGIN; never a block's log or release, which end work
+ * that holds locks already) waits at its origin, before it is multicast, while any member of the primary
+ * view last reported a backlog above {@code flow.max_backlog}. It waits at most {@code flow.wait_timeout_ms};
+ * then the client gets SQLSTATE 53400 (configuration_limit_exceeded): the limit, not the client, decided,
+ * and nothing was ordered, so the request may simply be retried.
+ *
+ * <p>A member that left the view no longer counts. A paused member (SIGSTOP) stops reporting: its last
+ * report counts until the group suspects it, so the others go on as far as that report allows.
+ */
+public final class FlowControl {
+    private static final Logger LOG = LoggerFactory.getLogger(FlowControl.class);
+    /** First bytes of a report, telling it apart from a write set (whose first byte is its codec version, 1). */
+    private static final int MAGIC = 0x57464C57;   // "WFLW"
+
+    /** A site's last report: its site name and backlog, when it arrived here (nanoTime). */
+    public record Report(String site, int backlog, long atNanos) {}
+
+    /** The update was not let in within the wait: SQLSTATE 53400. */
+    public static final class Throttled extends RuntimeException {
+        public Throttled(String message) { super(message, null, false, false); }
+        public String sqlState() { return "53400"; }
+    }
+
+    /** No limit: every update goes at once (engines built without a site, e.g. in unit tests). */
+    public static final FlowControl NONE = new FlowControl("", 0, 0, 100);
+
+    private final String site;
+    private final int maxBacklog;
+    private final long waitTimeoutMs;
+    private final long reportIntervalMs;
+    /** Last report per group member (member name), this site's own included. */
+    private final Map<String, Report> reports = new LinkedHashMap<>();
+    private volatile Thread reporter;
+
+    /** {@code maxBacklog} 0 turns flow control off (reports are still sent, for {@code SHOW wanrep.sites}). */
+    public FlowControl(String site, int maxBacklog, long waitTimeoutMs, long reportIntervalMs) {
+        this.site = site;
+        this.maxBacklog = maxBacklog;
+        this.waitTimeoutMs = waitTimeoutMs;
+        this.reportIntervalMs = Math.max(1, reportIntervalMs);
+    }
+
+    public int maxBacklog() { return maxBacklog; }
+
+    /**
+     * The throttle decision: the members of {@code primary} (the current view; null or not primary: none)
+     * whose last reported backlog is above the limit, as "site (backlog)", or empty if an update may go.
+     */
+    public synchronized String overLimit(GcsView view) {
+        if (maxBacklog <= 0 || view == null || !view.primary()) return "";
+        return overLimit(view.members());
+    }
+
+    synchronized String overLimit(Collection<String> members) {
+        StringBuilder b = new StringBuilder();
+        for (String m : members) {
+            Report r = reports.get(m);
+            if (r != null && r.backlog() > maxBacklog) b.append(b.isEmpty() ? "" : ", ").append(r.site()).append(" (").append(r.backlog()).append(')');
+        }
+        return b.toString();
+    }
+
+    /**
+     * Waits (bounded) until no member of the engine's current view is over the limit. Outside a primary
+     * view it lets the request through: ordering then fails as it always did.
+     */
+    public void admit(java.util.function.Supplier<GcsView> view) throws InterruptedException {
+        if (maxBacklog <= 0) return;
+        long end = System.nanoTime() + waitTimeoutMs * 1_000_000L;
+        synchronized (this) {
+            String over;
+            while (!(over = overLimit(view.get())).isEmpty()) {
+                long left = (end - System.nanoTime()) / 1_000_000L;
+                if (left <= 0)
+                    throw new Throttled("wanrep: update not ordered: the backlog of delivered transactions not yet executed is above flow.max_backlog = "
+                            + maxBacklog + " at " + over + " for more than " + waitTimeoutMs + " ms");
+                wait(Math.min(left, 50));   // a report notifies; the view may change without one
+            }
+        }
+    }
+
+    /** Records a report (also used for this site's own backlog) and wakes waiting updates. */
+    public synchronized void report(String member, String site, int backlog) {
+        reports.put(member, new Report(site, backlog, System.nanoTime()));
+        notifyAll();
+    }
+
+    /** Last reports by member, for {@code SHOW wanrep.sites}. */
+    public synchronized Map<String, Report> reports() { return new LinkedHashMap<>(reports); }
+
+    // ------------------------------------------------------------------ reports on the group
+
+    static byte[] encode(String site, int backlog) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(32);
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            out.writeInt(MAGIC);
+            out.writeUTF(site);
+            out.writeInt(backlog);
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+        return bytes.toByteArray();
+    }
+
+    static boolean isReport(byte[] payload) {
+        return payload.length >= 4 && ((payload[0] & 0xff) << 24 | (payload[1] & 0xff) << 16 | (payload[2] & 0xff) << 8 | (payload[3] & 0xff)) == MAGIC;
+    }
+
+    private void received(GcsMessage m) {
+        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(m.payload()))) {
+            in.readInt();
+            String s = in.readUTF();
+            report(m.sender(), s, in.readInt());
+        } catch (IOException e) {
+            LOG.error("undecodable backlog report from {}: {}", m.sender(), e.toString());
+        }
+    }
+
+    /** {@code engine} behind a listener that takes the backlog reports out of the RELIABLE stream. */
+    public GcsListener intercept(GcsListener engine) {
+        return new GcsListener() {
+            @Override public void optimistic(GcsMessage m) { engine.optimistic(m); }
+            @Override public void ordered(GcsMessage m, long gsn) { engine.ordered(m, gsn); }
+            @Override public void reliable(GcsMessage m) {
+                if (isReport(m.payload())) received(m);
+                else engine.reliable(m);
+            }
+            @Override public void viewChanged(GcsView v) {
+                engine.viewChanged(v);
+                synchronized (FlowControl.this) {
+                    // a member that left no longer holds anyone back; it reports afresh if it comes back
+                    reports.keySet().retainAll(v.members());
+                    FlowControl.this.notifyAll();
+                }
+            }
+            @Override public void undeliverable(MsgId id, Delivery d, String reason) { engine.undeliverable(id, d, reason); }
+        };
+    }
+
+    /** Starts reporting {@code backlog} (this site's) on {@code gcs} as member {@code self}. */
+    public void start(Gcs gcs, String self, IntSupplier backlog) {
+        Thread t = Thread.ofPlatform().daemon().name("wanrep-flow-" + site).start(() -> {
+            int last = -1;
+            long lastSent = 0;
+            while (!Thread.currentThread().isInterrupted()) {
+                try {
+                    int b = backlog.getAsInt();
+                    report(self, site, b);   // our own, at once (the looped-back copy says the same)
+                    if (b != last || System.nanoTime() - lastSent > 1_000_000_000L) {
+                        gcs.multicast(encode(site, b), Delivery.RELIABLE);
+                        last = b;
+                        lastSent = System.nanoTime();
+                    }
+                    Thread.sleep(reportIntervalMs);
+                } catch (InterruptedException e) {
+                    return;
+                } catch (RuntimeException e) {
+                    // e.g. outside the primary component, or the member is closing: the next round tries again
+                    LOG.debug("backlog report not sent: {}", e.toString());
+                    try {
+                        Thread.sleep(reportIntervalMs);
+                    } catch (InterruptedException x) {
+                        return;
+                    }
+                }
+            }
+        });
+        reporter = t;
+    }
+
+    public void stop() {
+        Thread t = reporter;
+        if (t != null) t.interrupt();
+    }
+}
