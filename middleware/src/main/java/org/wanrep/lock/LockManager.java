@@ -1,9 +1,8 @@
 package org.wanrep.lock;
 
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
-import java.util.Iterator;
-import java.util.LinkedList;
 import java.util.List;
 import java.util.Map;
 
@@ -20,6 +19,13 @@ import java.util.Map;
  * (final entries stay in final order). A tentative transaction that was granted and now conflicts
  * with a transaction ahead of it is aborted (its work is undone) and waits again. Pure and
  * single-threaded: the caller serializes calls.
+ *
+ * <p>Granting is incremental: an entry is grantable in a queue iff it is in the queue's
+ * <em>granted prefix</em> (the head if it writes, else the run of readers from the head), so each
+ * queue keeps that prefix and each entry counts the queues where it is outside it. A change to a
+ * queue moves only entries across the prefix boundary, so an operation costs what it unblocks,
+ * blocks or revokes (plus a sort of the newly grantable), not the number of queued transactions: a
+ * site far behind catches up at full speed instead of rescanning its backlog per delivery.
  */
 public final class LockManager {
     /** What the lock manager tells its owner. */
@@ -33,14 +39,52 @@ public final class LockManager {
 
     private static final class Entry {
         final Object txn;
-        final Map<String, LockMode> resources;
+        final Map<String, LockMode> resources;   // sorted: revocations are reported in resource order
+        final Node[] nodes;                      // one per resource, in the same order
         boolean fin, granted;
-        Entry(Object txn, Map<String, LockMode> resources, boolean fin) { this.txn = txn; this.resources = resources; this.fin = fin; }
+        long seq;            // position among finals (fin) or among tentatives: the grant order
+        int blocked;         // queues in which this entry is outside the granted prefix
+        boolean candidate;   // in the current operation's list of possibly grantable entries
+        boolean revoking;
+        Entry(Object txn, Map<String, LockMode> resources, boolean fin) {
+            this.txn = txn; this.resources = resources; this.fin = fin; this.nodes = new Node[resources.size()];
+        }
+    }
+
+    /** An entry's place in one resource's queue. */
+    private static final class Node {
+        final Entry entry;
+        final LockMode mode;
+        final Queue queue;
+        Node prev, next;
+        boolean inPrefix;
+        Node(Entry entry, LockMode mode, Queue queue) { this.entry = entry; this.mode = mode; this.queue = queue; }
+    }
+
+    /**
+     * One resource's FIFO queue: final entries first (in final order), then tentative ones. The
+     * granted prefix is {@code prefixCount} nodes from the head; {@code frontier} is the first node
+     * outside it.
+     */
+    private static final class Queue {
+        final String name;
+        Node head, tail, lastFinal, frontier;
+        int size, prefixCount;
+        Queue(String name) { this.name = name; }
+
+        /** Can {@code n}, the first node outside the prefix, join it? */
+        boolean canJoin(Node n) {
+            return prefixCount == 0 || (n.mode == LockMode.READ && head.mode == LockMode.READ);
+        }
     }
 
     private final Listener listener;
-    private final Map<String, LinkedList<Entry>> queues = new HashMap<>();
+    private final Map<String, Queue> queues = new HashMap<>();
     private final Map<Object, Entry> entries = new HashMap<>();
+    private long finalSeq, tentativeSeq;
+    private int waiting;
+    /** Entries whose blocked count reached zero during the current operation. */
+    private final List<Entry> candidates = new ArrayList<>();
 
     public LockManager(Listener listener) { this.listener = listener; }
 
@@ -54,10 +98,18 @@ public final class LockManager {
         if (entries.containsKey(txn)) throw new IllegalStateException("transaction " + txn + " already enqueued");
         Entry e = new Entry(txn, tables.resources(), fin);
         entries.put(txn, e);
+        waiting++;
         if (fin) {
             placeFinal(e);
         } else {
-            for (String r : e.resources.keySet()) queues.computeIfAbsent(r, k -> new LinkedList<>()).addLast(e);
+            e.seq = tentativeSeq++;
+            int i = 0;
+            for (var r : e.resources.entrySet()) {
+                Node n = new Node(e, r.getValue(), queues.computeIfAbsent(r.getKey(), Queue::new));
+                e.nodes[i++] = n;
+                insertBefore(n, null);
+            }
+            candidate(e);
             grantWhatCan();
         }
     }
@@ -71,7 +123,7 @@ public final class LockManager {
         if (e == null) throw new IllegalStateException("transaction " + txn + " not enqueued");
         if (e.fin) return;
         e.fin = true;
-        for (String r : e.resources.keySet()) queues.get(r).remove(e);
+        for (Node n : e.nodes) unlink(n);
         placeFinal(e);
     }
 
@@ -83,17 +135,34 @@ public final class LockManager {
      * final delivery with no optimistic one before it).
      */
     private void placeFinal(Entry e) {
+        e.seq = finalSeq++;
         List<Entry> revoke = new ArrayList<>();
+        int i = 0;
         for (var r : e.resources.entrySet()) {
-            LinkedList<Entry> q = queues.computeIfAbsent(r.getKey(), k -> new LinkedList<>());
-            int at = insertAfterLastFinal(q, e);
-            for (int i = at + 1; i < q.size(); i++) {   // everything behind it here is tentative
-                Entry t = q.get(i);
-                if (t.granted && !r.getValue().compatibleWith(t.resources.get(r.getKey())) && !revoke.contains(t)) revoke.add(t);
+            Queue q = queues.computeIfAbsent(r.getKey(), Queue::new);
+            Node n = new Node(e, r.getValue(), q);
+            e.nodes[i++] = n;
+            Node before = q.lastFinal == null ? q.head : q.lastFinal.next;
+            // Everything behind it here is tentative. A granted one is in the prefix (it conflicts
+            // with nothing ahead), so only prefix nodes can lose a grant, and only if the prefix is
+            // not readers that this one shares with.
+            if (before != null && before.inPrefix && !(n.mode == LockMode.READ && q.head.mode == LockMode.READ)) {
+                for (Node t = before; t != null && t.inPrefix; t = t.next) {
+                    Entry te = t.entry;
+                    if (te.granted && !n.mode.compatibleWith(t.mode) && !te.revoking) {
+                        te.revoking = true;
+                        revoke.add(te);
+                    }
+                }
             }
+            insertBefore(n, before);
+            q.lastFinal = n;
         }
+        candidate(e);
         for (Entry t : revoke) {
+            t.revoking = false;
             t.granted = false;
+            waiting++;
             listener.revoked(t.txn);
         }
         grantWhatCan();
@@ -103,11 +172,12 @@ public final class LockManager {
     public void release(Object txn) {
         Entry e = entries.remove(txn);
         if (e == null) return;
-        for (String r : e.resources.keySet()) {
-            LinkedList<Entry> q = queues.get(r);
-            q.remove(e);
-            if (q.isEmpty()) queues.remove(r);
+        if (!e.granted) waiting--;
+        for (Node n : e.nodes) {
+            unlink(n);
+            if (n.queue.size == 0) queues.remove(n.queue.name);
         }
+        e.candidate = false;   // gone: never granted again
         grantWhatCan();
     }
 
@@ -116,59 +186,119 @@ public final class LockManager {
         return e != null && e.granted;
     }
 
-    public int waiting() {
-        int n = 0;
-        for (Entry e : entries.values()) if (!e.granted) n++;
-        return n;
-    }
+    public int waiting() { return waiting; }
 
     public int size() { return entries.size(); }
 
     /** Queue lengths per table, for diagnostics ({@code SHOW LOCKS}). */
     public Map<String, Integer> queueLengths() {
         Map<String, Integer> m = new java.util.TreeMap<>();
-        for (var q : queues.entrySet()) m.put(q.getKey(), q.getValue().size());
+        for (var q : queues.values()) m.put(q.name, q.size);
         return m;
     }
 
-    private static int insertAfterLastFinal(LinkedList<Entry> q, Entry e) {
-        int i = 0;
-        Iterator<Entry> it = q.iterator();
-        while (it.hasNext() && it.next().fin) i++;
-        q.add(i, e);
-        return i;
+    // --- the granted prefix of each queue -------------------------------------------------------
+
+    /** Inserts {@code n} before {@code before} ({@code null}: at the tail) and repairs the prefix. */
+    private void insertBefore(Node n, Node before) {
+        Queue q = n.queue;
+        n.next = before;
+        n.prev = before == null ? q.tail : before.prev;
+        if (n.prev == null) q.head = n; else n.prev.next = n;
+        if (before == null) q.tail = n; else before.prev = n;
+        q.size++;
+        if (before == null || !before.inPrefix) {
+            // At or behind the frontier (the head is always in the prefix, so n is not the head
+            // unless the queue was empty): it can only become the frontier or join a prefix of readers.
+            if (q.frontier == before && q.canJoin(n)) join(n);
+            else {
+                if (q.frontier == before) q.frontier = n;
+                n.entry.blocked++;
+            }
+            return;
+        }
+        // ahead of a prefix node, so the prefix is not empty
+        LockMode prefixMode = (q.head == n ? before : q.head).mode;
+        if (n.mode == LockMode.READ && prefixMode == LockMode.READ) {
+            join(n);                                     // one more reader sharing the prefix
+            return;
+        }
+        // A writer, or a reader ahead of the writer at the head. A writer prefix is only its head, so
+        // either n is the new head (and the whole prefix, being alone or ahead of a writer) or n is a
+        // writer behind some readers (and ends their prefix). Either way, from before on all leave.
+        if (q.head == n) {
+            join(n);
+            q.frontier = before;
+        } else {
+            q.frontier = n;
+            n.entry.blocked++;
+        }
+        for (Node t = before; t != null && t.inPrefix; t = t.next) leave(t);
     }
 
-    private void grantWhatCan() {
-        // order of grants: by position, final before tentative; deterministic because queues are
-        List<Entry> newly = new ArrayList<>();
-        for (Entry e : orderedEntries()) {
-            if (e.granted) continue;
-            if (grantable(e)) {
-                e.granted = true;
-                newly.add(e);
-            }
+    /** Removes {@code n} from its queue and repairs the prefix. */
+    private void unlink(Node n) {
+        Queue q = n.queue;
+        boolean wasIn = n.inPrefix;
+        if (wasIn) { n.inPrefix = false; q.prefixCount--; } else n.entry.blocked--;
+        if (q.frontier == n) q.frontier = n.next;
+        if (q.lastFinal == n) q.lastFinal = n.prev;
+        if (n.prev == null) q.head = n.next; else n.prev.next = n.next;
+        if (n.next == null) q.tail = n.prev; else n.next.prev = n.prev;
+        n.prev = n.next = null;
+        q.size--;
+        if (q.prefixCount == 0 || !wasIn) extend(q);
+    }
+
+    /** Lets nodes from the frontier join the prefix while they can. */
+    private void extend(Queue q) {
+        while (q.frontier != null && q.canJoin(q.frontier)) {
+            Node f = q.frontier;
+            f.entry.blocked--;
+            join(f);
+            q.frontier = f.next;
+            if (f.mode == LockMode.WRITE) break;
         }
+    }
+
+    private void join(Node n) {
+        n.inPrefix = true;
+        n.queue.prefixCount++;
+        if (n.entry.blocked == 0) candidate(n.entry);
+    }
+
+    private void leave(Node n) {
+        n.inPrefix = false;
+        n.queue.prefixCount--;
+        n.entry.blocked++;
+    }
+
+    private void candidate(Entry e) {
+        if (!e.candidate && !e.granted) {
+            e.candidate = true;
+            candidates.add(e);
+        }
+    }
+
+    /**
+     * Grants what became grantable, in the order the full scan did: finals in final order, then
+     * tentatives in enqueue order (every entry is in the {@link TableSet#EVERYTHING} queue, which
+     * is ordered so). Deterministic because queues are.
+     */
+    private void grantWhatCan() {
+        if (candidates.isEmpty()) return;
+        List<Entry> newly = new ArrayList<>(candidates.size());
+        for (Entry e : candidates) {
+            boolean live = e.candidate;
+            e.candidate = false;
+            if (live && !e.granted && e.blocked == 0) newly.add(e);
+        }
+        candidates.clear();
+        newly.sort(GRANT_ORDER);
+        for (Entry e : newly) { e.granted = true; waiting--; }
         for (Entry e : newly) listener.granted(e.txn);
     }
 
-    private boolean grantable(Entry e) {
-        for (var r : e.resources.entrySet()) {
-            for (Entry ahead : queues.get(r.getKey())) {
-                if (ahead == e) break;
-                if (!r.getValue().compatibleWith(ahead.resources.get(r.getKey()))) return false;
-            }
-        }
-        return true;
-    }
-
-    /** Entries in a deterministic order: finals first in queue order, then tentatives. */
-    private List<Entry> orderedEntries() {
-        List<Entry> out = new ArrayList<>(entries.size());
-        java.util.Set<Entry> seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
-        LinkedList<Entry> all = queues.get(TableSet.EVERYTHING);
-        if (all != null) for (Entry e : all) if (seen.add(e)) out.add(e);
-        for (Entry e : entries.values()) if (seen.add(e)) out.add(e);
-        return out;
-    }
+    private static final Comparator<Entry> GRANT_ORDER =
+            Comparator.<Entry>comparingInt(e -> e.fin ? 0 : 1).thenComparingLong(e -> e.seq);
 }
