@@ -90,8 +90,7 @@ public class UnitClassifier {
         if (b.route() == Route.REFUSED) return b;
         Route r = a.route() == Route.UPDATE || b.route() == Route.UPDATE ? Route.UPDATE
                 : a.route() == Route.LOCAL ? b.route() : a.route();
-        TableSet t = a.tables().all() || b.tables().all() ? TableSet.allTables()
-                : TableSet.of(union(a.tables().reads(), b.tables().reads()), union(a.tables().writes(), b.tables().writes()));
+        TableSet t = TableSet.union(a.tables(), b.tables());   // row-level only where every statement showed its rows
         return new UnitAnalysis(r, t, a.random() || b.random(), a.timeFunctions() || b.timeFunctions(),
                 a.catalogChange() || b.catalogChange(), null);
     }

@@ -5,6 +5,7 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeSet;
 
 /**
  * Table-level locks taken in delivery order, identically at every site.
@@ -20,12 +21,15 @@ import java.util.Map;
  * with a transaction ahead of it is aborted (its work is undone) and waits again. Pure and
  * single-threaded: the caller serializes calls.
  *
- * <p>Granting is incremental: an entry is grantable in a queue iff it is in the queue's
- * <em>granted prefix</em> (the head if it writes, else the run of readers from the head), so each
- * queue keeps that prefix and each entry counts the queues where it is outside it. A change to a
- * queue moves only entries across the prefix boundary, so an operation costs what it unblocks,
- * blocks or revokes (plus a sort of the newly grantable), not the number of queued transactions: a
- * site far behind catches up at full speed instead of rescanning its backlog per delivery.
+ * <p>Granting is incremental. In a queue, an entry is blocked iff an entry of an incompatible mode
+ * is ahead of it, i.e. iff it is behind the first queued entry of some mode incompatible with its
+ * own. Each queue keeps its entries per mode in queue order, each entry counts the queues where it
+ * is blocked; only a change of the first entry of a mode changes anything, and then exactly the
+ * entries of incompatible modes between the old and the new first one change state. So an
+ * operation costs what it unblocks, blocks or revokes (times a logarithm), not the number of queued
+ * transactions: a site far behind catches up at full speed instead of rescanning its backlog per
+ * delivery. Positions are comparable without walking: in every queue, final entries come first in
+ * final order, then tentative ones in enqueue order.
  */
 public final class LockManager {
     /** What the lock manager tells its owner. */
@@ -42,8 +46,8 @@ public final class LockManager {
         final Map<String, LockMode> resources;   // sorted: revocations are reported in resource order
         final Node[] nodes;                      // one per resource, in the same order
         boolean fin, granted;
-        long seq;            // position among finals (fin) or among tentatives: the grant order
-        int blocked;         // queues in which this entry is outside the granted prefix
+        long seq;            // position among finals (fin) or among tentatives: queue and grant order
+        int blocked;         // queues in which this entry is blocked
         boolean candidate;   // in the current operation's list of possibly grantable entries
         boolean revoking;
         Entry(Object txn, Map<String, LockMode> resources, boolean fin) {
@@ -51,30 +55,61 @@ public final class LockManager {
         }
     }
 
-    /** An entry's place in one resource's queue. */
+    /** An entry's place in one resource's queue; its position is fixed (a final delivery makes a new node). */
     private static final class Node {
         final Entry entry;
         final LockMode mode;
         final Queue queue;
-        Node prev, next;
-        boolean inPrefix;
-        Node(Entry entry, LockMode mode, Queue queue) { this.entry = entry; this.mode = mode; this.queue = queue; }
+        final boolean fin;
+        final long seq;
+        Node(Entry entry, LockMode mode, Queue queue) {
+            this.entry = entry; this.mode = mode; this.queue = queue; this.fin = entry.fin; this.seq = entry.seq;
+        }
     }
 
-    /**
-     * One resource's FIFO queue: final entries first (in final order), then tentative ones. The
-     * granted prefix is {@code prefixCount} nodes from the head; {@code frontier} is the first node
-     * outside it.
-     */
+    private static final Comparator<Node> POSITION = Comparator.<Node>comparingInt(n -> n.fin ? 0 : 1).thenComparingLong(n -> n.seq);
+    private static final LockMode[] MODES = LockMode.values();
+    /** For each mode, the modes it conflicts with. */
+    private static final LockMode[][] INCOMPATIBLE = new LockMode[MODES.length][];
+    static {
+        for (LockMode m : MODES) INCOMPATIBLE[m.ordinal()] = java.util.Arrays.stream(MODES).filter(o -> !m.compatibleWith(o)).toArray(LockMode[]::new);
+    }
+
+    /** One resource's FIFO queue, kept per mode. */
     private static final class Queue {
         final String name;
-        Node head, tail, lastFinal, frontier;
-        int size, prefixCount;
-        Queue(String name) { this.name = name; }
+        @SuppressWarnings("unchecked")
+        final TreeSet<Node>[] byMode = new TreeSet[MODES.length];
+        int size;
+        Queue(String name) {
+            this.name = name;
+            for (int i = 0; i < byMode.length; i++) byMode[i] = new TreeSet<>(POSITION);
+        }
 
-        /** Can {@code n}, the first node outside the prefix, join it? */
-        boolean canJoin(Node n) {
-            return prefixCount == 0 || (n.mode == LockMode.READ && head.mode == LockMode.READ);
+        Node first(LockMode m) { return byMode[m.ordinal()].isEmpty() ? null : byMode[m.ordinal()].first(); }
+
+        /** The first node of a mode incompatible with {@code m}, or null: nodes of mode m ahead of it are not blocked. */
+        Node bound(LockMode m) {
+            Node b = null;
+            for (LockMode o : INCOMPATIBLE[m.ordinal()]) {
+                Node f = first(o);
+                if (f != null && (b == null || POSITION.compare(f, b) < 0)) b = f;
+            }
+            return b;
+        }
+
+        boolean blocks(Node n) {
+            Node b = bound(n.mode);
+            return b != null && POSITION.compare(b, n) < 0;
+        }
+
+        /**
+         * Nodes of mode {@code k} after {@code from} up to and including {@code to} (null: the end):
+         * with {@code to = bound(k)}, those not blocked by anything but what is at or ahead of from.
+         */
+        java.util.NavigableSet<Node> between(LockMode k, Node from, Node to) {
+            TreeSet<Node> s = byMode[k.ordinal()];
+            return to == null ? s.tailSet(from, false) : POSITION.compare(from, to) < 0 ? s.subSet(from, false, to, true) : java.util.Collections.emptyNavigableSet();
         }
     }
 
@@ -107,7 +142,7 @@ public final class LockManager {
             for (var r : e.resources.entrySet()) {
                 Node n = new Node(e, r.getValue(), queues.computeIfAbsent(r.getKey(), Queue::new));
                 e.nodes[i++] = n;
-                insertBefore(n, null);
+                insert(n, null);   // at the tail: nothing behind it to block
             }
             candidate(e);
             grantWhatCan();
@@ -122,8 +157,8 @@ public final class LockManager {
         Entry e = entries.get(txn);
         if (e == null) throw new IllegalStateException("transaction " + txn + " not enqueued");
         if (e.fin) return;
-        e.fin = true;
         for (Node n : e.nodes) unlink(n);
+        e.fin = true;
         placeFinal(e);
     }
 
@@ -137,26 +172,24 @@ public final class LockManager {
     private void placeFinal(Entry e) {
         e.seq = finalSeq++;
         List<Entry> revoke = new ArrayList<>();
+        List<Node> overtaken = new ArrayList<>();
         int i = 0;
         for (var r : e.resources.entrySet()) {
             Queue q = queues.computeIfAbsent(r.getKey(), Queue::new);
             Node n = new Node(e, r.getValue(), q);
             e.nodes[i++] = n;
-            Node before = q.lastFinal == null ? q.head : q.lastFinal.next;
-            // Everything behind it here is tentative. A granted one is in the prefix (it conflicts
-            // with nothing ahead), so only prefix nodes can lose a grant, and only if the prefix is
-            // not readers that this one shares with.
-            if (before != null && before.inPrefix && !(n.mode == LockMode.READ && q.head.mode == LockMode.READ)) {
-                for (Node t = before; t != null && t.inPrefix; t = t.next) {
-                    Entry te = t.entry;
-                    if (te.granted && !n.mode.compatibleWith(t.mode) && !te.revoking) {
-                        te.revoking = true;
-                        revoke.add(te);
-                    }
+            overtaken.clear();
+            insert(n, overtaken);
+            // A granted entry is blocked nowhere, so the granted ones it overtakes and conflicts with
+            // are among those it newly blocks; report them in queue order, as a scan would.
+            overtaken.sort(POSITION);
+            for (Node t : overtaken) {
+                Entry te = t.entry;
+                if (te.granted && !te.revoking) {
+                    te.revoking = true;
+                    revoke.add(te);
                 }
             }
-            insertBefore(n, before);
-            q.lastFinal = n;
         }
         candidate(e);
         for (Entry t : revoke) {
@@ -190,87 +223,49 @@ public final class LockManager {
 
     public int size() { return entries.size(); }
 
-    /** Queue lengths per table, for diagnostics ({@code SHOW LOCKS}). */
+    /** Queue lengths per resource, for diagnostics ({@code SHOW LOCKS}). */
     public Map<String, Integer> queueLengths() {
         Map<String, Integer> m = new java.util.TreeMap<>();
         for (var q : queues.values()) m.put(q.name, q.size);
         return m;
     }
 
-    // --- the granted prefix of each queue -------------------------------------------------------
+    // --- blocked counts ------------------------------------------------------------------------
 
-    /** Inserts {@code n} before {@code before} ({@code null}: at the tail) and repairs the prefix. */
-    private void insertBefore(Node n, Node before) {
+    /**
+     * Adds {@code n} at its position. If it becomes the first of its mode, the entries of modes
+     * incompatible with it between it and the first node that blocked them already are newly
+     * blocked (collected into {@code newlyBlocked} if not null).
+     */
+    private void insert(Node n, List<Node> newlyBlocked) {
         Queue q = n.queue;
-        n.next = before;
-        n.prev = before == null ? q.tail : before.prev;
-        if (n.prev == null) q.head = n; else n.prev.next = n;
-        if (before == null) q.tail = n; else before.prev = n;
-        q.size++;
-        if (before == null || !before.inPrefix) {
-            // At or behind the frontier (the head is always in the prefix, so n is not the head
-            // unless the queue was empty): it can only become the frontier or join a prefix of readers.
-            if (q.frontier == before && q.canJoin(n)) join(n);
-            else {
-                if (q.frontier == before) q.frontier = n;
-                n.entry.blocked++;
+        Node oldFirst = q.first(n.mode);
+        if (oldFirst == null || POSITION.compare(n, oldFirst) < 0) {
+            for (LockMode k : INCOMPATIBLE[n.mode.ordinal()]) {
+                for (Node t : q.between(k, n, q.bound(k))) {
+                    t.entry.blocked++;
+                    if (newlyBlocked != null) newlyBlocked.add(t);
+                }
             }
-            return;
         }
-        // ahead of a prefix node, so the prefix is not empty
-        LockMode prefixMode = (q.head == n ? before : q.head).mode;
-        if (n.mode == LockMode.READ && prefixMode == LockMode.READ) {
-            join(n);                                     // one more reader sharing the prefix
-            return;
-        }
-        // A writer, or a reader ahead of the writer at the head. A writer prefix is only its head, so
-        // either n is the new head (and the whole prefix, being alone or ahead of a writer) or n is a
-        // writer behind some readers (and ends their prefix). Either way, from before on all leave.
-        if (q.head == n) {
-            join(n);
-            q.frontier = before;
-        } else {
-            q.frontier = n;
-            n.entry.blocked++;
-        }
-        for (Node t = before; t != null && t.inPrefix; t = t.next) leave(t);
+        q.byMode[n.mode.ordinal()].add(n);
+        q.size++;
+        if (q.blocks(n)) n.entry.blocked++;
     }
 
-    /** Removes {@code n} from its queue and repairs the prefix. */
+    /** Removes {@code n}; if it was the first of its mode, what only it blocked is unblocked. */
     private void unlink(Node n) {
         Queue q = n.queue;
-        boolean wasIn = n.inPrefix;
-        if (wasIn) { n.inPrefix = false; q.prefixCount--; } else n.entry.blocked--;
-        if (q.frontier == n) q.frontier = n.next;
-        if (q.lastFinal == n) q.lastFinal = n.prev;
-        if (n.prev == null) q.head = n.next; else n.prev.next = n.next;
-        if (n.next == null) q.tail = n.prev; else n.next.prev = n.prev;
-        n.prev = n.next = null;
+        if (q.blocks(n)) n.entry.blocked--;
+        boolean wasFirst = q.first(n.mode) == n;
+        q.byMode[n.mode.ordinal()].remove(n);
         q.size--;
-        if (q.prefixCount == 0 || !wasIn) extend(q);
-    }
-
-    /** Lets nodes from the frontier join the prefix while they can. */
-    private void extend(Queue q) {
-        while (q.frontier != null && q.canJoin(q.frontier)) {
-            Node f = q.frontier;
-            f.entry.blocked--;
-            join(f);
-            q.frontier = f.next;
-            if (f.mode == LockMode.WRITE) break;
+        if (!wasFirst) return;
+        for (LockMode k : INCOMPATIBLE[n.mode.ordinal()]) {
+            for (Node t : q.between(k, n, q.bound(k))) {
+                if (--t.entry.blocked == 0) candidate(t.entry);
+            }
         }
-    }
-
-    private void join(Node n) {
-        n.inPrefix = true;
-        n.queue.prefixCount++;
-        if (n.entry.blocked == 0) candidate(n.entry);
-    }
-
-    private void leave(Node n) {
-        n.inPrefix = false;
-        n.queue.prefixCount--;
-        n.entry.blocked++;
     }
 
     private void candidate(Entry e) {

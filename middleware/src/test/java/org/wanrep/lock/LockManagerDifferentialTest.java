@@ -68,9 +68,18 @@ class LockManagerDifferentialTest {
     private static TableSet randomSet(Random rnd, int tables) {
         if (rnd.nextInt(25) == 0) return TableSet.allTables();
         Set<String> rs = new HashSet<>(), ws = new HashSet<>();
+        java.util.Map<String, java.util.Map<String, LockMode>> rows = new java.util.HashMap<>();
         int k = rnd.nextInt(4);   // zero tables: only the shared read of everything
-        for (int i = 0; i < k; i++) (rnd.nextInt(3) == 0 ? ws : rs).add("t" + rnd.nextInt(tables));
-        return TableSet.of(rs, ws);
+        for (int i = 0; i < k; i++) {
+            String t = "t" + rnd.nextInt(tables);
+            boolean write = rnd.nextInt(3) == 0;
+            (write ? ws : rs).add(t);
+            if (rnd.nextBoolean()) {   // by rows: intention locks on the table, row locks on few keys
+                var keys = rows.computeIfAbsent(t, x -> new java.util.HashMap<>());
+                for (int j = rnd.nextInt(3); j > 0; j--) keys.merge("k" + rnd.nextInt(4), write ? LockMode.WRITE : LockMode.READ, LockMode::join);
+            }
+        }
+                return new TableSet(rs, ws, false, rows);
     }
 
     private static LockManager.Listener recorder(List<String> log) {
