@@ -14,8 +14,9 @@ import java.util.TreeSet;
  *
  * <p>{@code reads} and {@code writes} name every table read or written (what execution policies
  * look at). A table in {@code rows} is locked by row instead: every access of the request to it
- * showed its rows, so it takes an intention lock on the table and a lock per (table, key) (an
- * empty key map: an intention read only, e.g. a foreign-key check of a parent). Rows are only
+ * showed its rows, so it takes an intention lock on the table (a write intention if it is in
+ * {@code writes}) and a lock per (table, key); an empty key map locks no row (an insert into a
+ * table without unique keys: its fresh rows no other statement can name by key). Rows are only
  * exact when every site derives the same keys from the same request text; a table some statement
  * reaches without shown rows must not be here.
  */
@@ -45,7 +46,8 @@ public record TableSet(Set<String> reads, Set<String> writes, boolean all, Map<S
         for (String r : reads) m.put(r, LockMode.READ);
         for (String w : writes) m.put(w, LockMode.WRITE);
         for (var t : rows.entrySet()) {
-            boolean writesRows = false;
+            // a written row-level table (an insert of fresh rows too) intends to write
+            boolean writesRows = writes.contains(t.getKey());
             for (var k : t.getValue().entrySet()) {
                 m.merge(t.getKey() + ROW + k.getKey(), k.getValue(), LockMode::join);
                 writesRows |= k.getValue() == LockMode.WRITE;
