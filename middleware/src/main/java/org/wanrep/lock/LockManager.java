@@ -79,14 +79,16 @@ public final class LockManager {
     private static final class Queue {
         final String name;
         @SuppressWarnings("unchecked")
-        final TreeSet<Node>[] byMode = new TreeSet[MODES.length];
+        final TreeSet<Node>[] byMode = new TreeSet[MODES.length];   // made when a mode first occurs: most row queues hold one mode
         int size;
-        Queue(String name) {
-            this.name = name;
-            for (int i = 0; i < byMode.length; i++) byMode[i] = new TreeSet<>(POSITION);
-        }
+        Queue(String name) { this.name = name; }
 
-        Node first(LockMode m) { return byMode[m.ordinal()].isEmpty() ? null : byMode[m.ordinal()].first(); }
+        Node first(LockMode m) { TreeSet<Node> s = byMode[m.ordinal()]; return s == null || s.isEmpty() ? null : s.first(); }
+
+        TreeSet<Node> of(LockMode m) {
+            TreeSet<Node> s = byMode[m.ordinal()];
+            return s != null ? s : (byMode[m.ordinal()] = new TreeSet<>(POSITION));
+        }
 
         /** The first node of a mode incompatible with {@code m}, or null: nodes of mode m ahead of it are not blocked. */
         Node bound(LockMode m) {
@@ -109,6 +111,7 @@ public final class LockManager {
          */
         java.util.NavigableSet<Node> between(LockMode k, Node from, Node to) {
             TreeSet<Node> s = byMode[k.ordinal()];
+            if (s == null) return java.util.Collections.emptyNavigableSet();
             return to == null ? s.tailSet(from, false) : POSITION.compare(from, to) < 0 ? s.subSet(from, false, to, true) : java.util.Collections.emptyNavigableSet();
         }
     }
@@ -223,10 +226,15 @@ public final class LockManager {
 
     public int size() { return entries.size(); }
 
-    /** Queue lengths per resource, for diagnostics ({@code SHOW LOCKS}). */
-    public Map<String, Integer> queueLengths() {
+    /** Queue lengths per table, for diagnostics; a table's row queues are summed as "table (rows)". */
+    public Map<String, Integer> queueLengths() { return summarize(queues.values().stream().collect(java.util.stream.Collectors.toMap(q -> q.name, q -> q.size))); }
+
+    static Map<String, Integer> summarize(Map<String, Integer> perResource) {
         Map<String, Integer> m = new java.util.TreeMap<>();
-        for (var q : queues.values()) m.put(q.name, q.size);
+        for (var q : perResource.entrySet()) {
+            int at = q.getKey().indexOf(TableSet.ROW);
+            m.merge(at < 0 ? q.getKey() : q.getKey().substring(0, at) + " (rows)", q.getValue(), Integer::sum);
+        }
         return m;
     }
 
@@ -248,7 +256,7 @@ public final class LockManager {
                 }
             }
         }
-        q.byMode[n.mode.ordinal()].add(n);
+        q.of(n.mode).add(n);
         q.size++;
         if (q.blocks(n)) n.entry.blocked++;
     }
@@ -258,7 +266,7 @@ public final class LockManager {
         Queue q = n.queue;
         if (q.blocks(n)) n.entry.blocked--;
         boolean wasFirst = q.first(n.mode) == n;
-        q.byMode[n.mode.ordinal()].remove(n);
+        q.of(n.mode).remove(n);
         q.size--;
         if (!wasFirst) return;
         for (LockMode k : INCOMPATIBLE[n.mode.ordinal()]) {

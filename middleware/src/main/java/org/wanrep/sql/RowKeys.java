@@ -40,6 +40,11 @@ import java.util.Set;
  */
 final class RowKeys {
     private static final int MAX_KEYS = 256;
+    /**
+     * {@code -Dwanrep.rowlocks=false}: table locks only, as before row locks (for measuring their
+     * effect; every site of a cluster must use the same setting, or their lock sets differ).
+     */
+    static final boolean ENABLED = !"false".equals(System.getProperty("wanrep.rowlocks"));
     private static final Set<String> INTEGER = Set.of("int2", "int4", "int8");
     private static final Set<String> TEXT = Set.of("text", "varchar");
 
@@ -50,8 +55,11 @@ final class RowKeys {
      * into a table without any unique key (its new rows no other statement can name), or null.
      */
     static Map<String, LockMode> of(Statement parsed, String table, Catalog cat) {
+        if (!ENABLED) return null;
         if (!cat.keysKnown || !cat.relationsByName.containsKey(table.substring(table.indexOf('.') + 1))
                 || cat.wholeOnly.contains(table) || cat.triggered.contains(table)) return null;
+        // a foreign key within the table: its checks and cascades reach other rows of it
+        for (Catalog.ForeignKey fk : cat.foreignKeys) if (fk.child().equals(table) && fk.parent().equals(table)) return null;
         List<String> pk = cat.primaryKeys.get(table);
         Set<String> unique = cat.otherUnique.getOrDefault(table, Set.of());
         try {

@@ -25,6 +25,7 @@ class RowKeysTest {
             .relation("public.items").primaryKey("public.items", "id:int4").foreignKey("public.items", "public.orders", true)
             .relation("public.audit").primaryKey("public.audit", "id:int4").trigger("public.audit")
             .relation("public.parted").primaryKey("public.parted", "id:int4").wholeOnly("public.parted")
+            .relation("public.tree").primaryKey("public.tree", "id:int4").foreignKey("public.tree", "public.tree", true)
             .relation("public.stamped").primaryKey("public.stamped", "at:timestamptz")
             .builtins(Set.of("abs", "count", "sum"));
     static final SqlClassifier C = new SqlClassifier(() -> CAT, Map.of());
@@ -92,6 +93,7 @@ class RowKeysTest {
                 "INSERT INTO accounts (id, balance) VALUES (7, 0) ON CONFLICT (id) DO UPDATE SET balance = 1",
                 "INSERT INTO accounts (id, balance) SELECT id, 0 FROM users",
                 "DELETE FROM accounts",
+                "DELETE FROM tree WHERE id = 1",                              // a self-reference cascades to other rows
                 "DELETE FROM parted WHERE id = 1",                            // partitions, inheritance, rules, RLS
                 "SELECT count(*) FROM accounts WHERE id = 5",
                 "SELECT * FROM accounts JOIN users USING (id) WHERE id = 5",
