@@ -110,7 +110,7 @@ public final class ProxyOverheadBench {
                         List.of("-M", "simple", "-f", random.toString()), Double.NaN));
                 // every transaction writes the same four tables: row locks let different rows run side by side
                 if (selected("tpcb-one-request")) results.add(compare("tpcb-like, one request (\\;)", pg.port(), site.proxyPort(),
-                        List.of("-M", "simple", "-f", tpcb.toString()), Double.NaN));
+                        List.of("-M", "simple", "-s", "10", "-f", tpcb.toString()), Double.NaN));   // -s: :scale of a custom script
                 Files.deleteIfExists(tpcb);
                 Files.deleteIfExists(own);
                 Files.deleteIfExists(random);
