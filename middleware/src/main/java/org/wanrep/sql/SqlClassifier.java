@@ -216,7 +216,7 @@ public final class SqlClassifier extends UnitClassifier {
         if (parsed instanceof PlainSelect ps && ps.getFromItem() instanceof Table t) target = cat.resolve(name(t));
         Set<String> resolvedNames = new HashSet<>();
         for (String n : named) resolvedNames.add(cat.resolve(n));
-        if (target != null && configured == null && calls.isEmpty() && resolvedNames.equals(Set.of(target))
+        if (target != null && configured == null && calls.isEmpty() && resolvedNames.equals(Set.of(target)) && !hasSubquery(stmt, parsed)
                 && !cat.viewBases.containsKey(target) && (reads.contains(target) || writes.contains(target))) {
             LITERALS_MATTER.set(true);
             Map<String, org.wanrep.lock.LockMode> keys = RowKeys.of(parsed, target, cat);
@@ -255,6 +255,20 @@ public final class SqlClassifier extends UnitClassifier {
         String s = stmt.toLowerCase(Locale.ROOT);
         if (s.matches("(?s)\\s*create\\s+(or\\s+replace\\s+)?(view|function|procedure|trigger)\\b.*")) return true;
         return !EVALUATES.matcher(stmt).matches();
+    }
+
+    private static final java.util.regex.Pattern SELECT_WORD = java.util.regex.Pattern.compile("(?i)\\b(select|table|values)\\b");
+
+    /**
+     * A subquery (even of the statement's own table: {@code SET v = (SELECT sum(v) FROM t)}) reads
+     * rows the statement's key does not name. Counted on the text without literals; a quoted name
+     * or a comment that looks like one only keeps the table whole.
+     */
+    private static boolean hasSubquery(String stmt, Statement parsed) {
+        java.util.regex.Matcher m = SELECT_WORD.matcher(SqlText.normalize(stmt));
+        int n = 0;
+        while (m.find()) n++;
+        return n > (parsed instanceof Select || parsed instanceof Insert ? 1 : 0);   // the SELECT itself, INSERT's VALUES
     }
 
     private static boolean isQuery(String stmt) {

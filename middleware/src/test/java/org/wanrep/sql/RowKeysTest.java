@@ -93,6 +93,10 @@ class RowKeysTest {
                 "INSERT INTO accounts (id, balance) VALUES (7, 0) ON CONFLICT (id) DO UPDATE SET balance = 1",
                 "INSERT INTO accounts (id, balance) SELECT id, 0 FROM users",
                 "DELETE FROM accounts",
+                "UPDATE accounts SET balance = (SELECT balance FROM accounts WHERE id = 6) WHERE id = 5",   // reads another row
+                "SELECT balance FROM accounts WHERE id = 5 AND EXISTS (TABLE accounts)",
+                "INSERT INTO accounts (id, balance) VALUES (7, (SELECT balance FROM accounts WHERE id = 1))",
+                "INSERT INTO history (a, b) VALUES (1, (SELECT b FROM history LIMIT 1))",   // no key, but reads the table
                 "DELETE FROM tree WHERE id = 1",                              // a self-reference cascades to other rows
                 "DELETE FROM parted WHERE id = 1",                            // partitions, inheritance, rules, RLS
                 "SELECT count(*) FROM accounts WHERE id = 5",
