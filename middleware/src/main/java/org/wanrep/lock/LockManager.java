@@ -8,9 +8,10 @@ import java.util.Map;
 import java.util.TreeSet;
 
 /**
- * Table-level locks taken in delivery order, identically at every site.
+ * Table and row locks taken in delivery order, identically at every site.
  *
- * <p>All of a transaction's locks are enqueued at once (one FIFO queue per table); a transaction is
+ * <p>All of a transaction's locks are enqueued at once (one FIFO queue per resource: a table, a
+ * (table, key) row, or {@link TableSet#EVERYTHING}; modes in {@link LockMode}); a transaction is
  * granted when, in every one of its queues, nothing ahead of it conflicts. Since every site enqueues
  * the same transactions in the same (final) order, every site serializes conflicting transactions the
  * same way.
