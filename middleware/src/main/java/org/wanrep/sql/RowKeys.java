@@ -42,7 +42,8 @@ final class RowKeys {
     private static final int MAX_KEYS = 256;
     /**
      * {@code -Dwanrep.rowlocks=false}: table locks only, as before row locks (for measuring their
-     * effect; every site of a cluster must use the same setting, or their lock sets differ).
+     * effect). It acts where requests are classified, at their origin; the lock set travels with
+     * the request, so every site still enqueues the same one.
      */
     static final boolean ENABLED = !"false".equals(System.getProperty("wanrep.rowlocks"));
     private static final Set<String> INTEGER = Set.of("int2", "int4", "int8");
