@@ -59,6 +59,23 @@ public final class ProxyOverheadBench {
         this.out = out;
     }
 
+    /** pgbench's tpcb-like with its five statements sent as one simple-protocol request. */
+    static final String TPCB_ONE_REQUEST = String.join("\n",
+            "\\set aid random(1, 100000 * :scale)", "\\set bid random(1, 1 * :scale)", "\\set tid random(1, 10 * :scale)",
+            "\\set delta random(-5000, 5000)",
+            "UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid \\;",
+            "SELECT abalance FROM pgbench_accounts WHERE aid = :aid \\;",
+            "UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid \\;",
+            "UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid \\;",
+            "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);", "");
+
+    private java.util.Set<String> only = java.util.Set.of();
+
+    /** Runs only the workloads named (select-only, own-table, random-tables, tpcb-one-request); none: all. */
+    public ProxyOverheadBench only(java.util.Set<String> workloads) { this.only = workloads; return this; }
+
+    private boolean selected(String w) { return only.isEmpty() || only.contains(w); }
+
     public List<Result> run() throws Exception {
         try (LocalPostgres pg = LocalPostgres.startTemporary()) {
             Map<String, String> conf = new LinkedHashMap<>();
@@ -82,13 +99,19 @@ public final class ProxyOverheadBench {
                 Files.writeString(own, SYNTHETIC.pgbenchOwnTableUpdateScript());
                 Path random = Files.createTempFile("wanrep-10-updates", ".sql");
                 Files.writeString(random, SYNTHETIC.pgbenchUpdateScript());
+                Path tpcb = Files.createTempFile("wanrep-tpcb-one-request", ".sql");
+                Files.writeString(tpcb, TPCB_ONE_REQUEST);
                 List<Result> results = new ArrayList<>();
-                results.add(compare("select-only (pgbench -S -M prepared)", pg.port(), site.proxyPort(),
+                if (selected("select-only")) results.add(compare("select-only (pgbench -S -M prepared)", pg.port(), site.proxyPort(),
                         List.of("-S", "-M", "prepared"), 0.7));
-                results.add(compare("10 updates, one request, own table", pg.port(), site.proxyPort(),
+                if (selected("own-table")) results.add(compare("10 updates, one request, own table", pg.port(), site.proxyPort(),
                         List.of("-M", "simple", "-f", own.toString()), 0.5));
-                results.add(compare("10 updates, one request, random tables", pg.port(), site.proxyPort(),
+                if (selected("random-tables")) results.add(compare("10 updates, one request, random tables", pg.port(), site.proxyPort(),
                         List.of("-M", "simple", "-f", random.toString()), Double.NaN));
+                // every transaction writes the same four tables: row locks let different rows run side by side
+                if (selected("tpcb-one-request")) results.add(compare("tpcb-like, one request (\\;)", pg.port(), site.proxyPort(),
+                        List.of("-M", "simple", "-s", "10", "-f", tpcb.toString()), Double.NaN));   // -s: :scale of a custom script
+                Files.deleteIfExists(tpcb);
                 Files.deleteIfExists(own);
                 Files.deleteIfExists(random);
                 return results;

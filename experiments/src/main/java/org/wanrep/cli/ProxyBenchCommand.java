@@ -16,10 +16,12 @@ public final class ProxyBenchCommand implements Callable<Integer> {
     @Option(names = "--seconds", defaultValue = "10", description = "seconds per measurement (default: ${DEFAULT-VALUE})") int seconds;
     @Option(names = "--rounds", defaultValue = "2", description = "alternating direct/byte-relay/proxy rounds (default: ${DEFAULT-VALUE})") int rounds;
     @Option(names = "--delivery", defaultValue = "safe", description = "agreed, safe or opt-safe (default: ${DEFAULT-VALUE})") String delivery;
+    @Option(names = "--workloads", split = ",", description = "only these: select-only, own-table, random-tables, tpcb-one-request (default: all)")
+    java.util.Set<String> workloads = java.util.Set.of();
     @Option(names = "--out", defaultValue = "runs/proxy-bench", description = "directory for results.json (default: ${DEFAULT-VALUE})") Path outDir;
 
     @Override public Integer call() throws Exception {
-        List<ProxyOverheadBench.Result> rs = new ProxyOverheadBench(clients, seconds, rounds, delivery, System.out).run();
+        List<ProxyOverheadBench.Result> rs = new ProxyOverheadBench(clients, seconds, rounds, delivery, System.out).only(workloads).run();
         System.out.println();
         System.out.print(ProxyOverheadBench.table(rs));
         String json = ProxyOverheadBench.json(rs);

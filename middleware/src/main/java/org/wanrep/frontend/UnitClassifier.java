@@ -25,6 +25,13 @@ public class UnitClassifier {
         byText.clear();
     }
 
+    /**
+     * Set by an analysis whose result depends on the request's constants (row locks from key
+     * literals, or their refusal): its shape must not be cached. Per thread: analyses run on
+     * client sessions' threads.
+     */
+    protected static final ThreadLocal<Boolean> LITERALS_MATTER = ThreadLocal.withInitial(() -> false);
+
     /** Combines the statements executed by one request. */
     public UnitAnalysis analyze(List<String> statements) {
         if (statements.size() == 1) return analyzeText(statements.get(0));
@@ -53,9 +60,13 @@ public class UnitClassifier {
         String shape = org.wanrep.sql.SqlText.normalize(sql);
         a = cache.get(shape);
         if (a == null) {
+            LITERALS_MATTER.set(false);
             a = analyzeUncached(List.of(sql));
-            if (cache.size() >= CACHE_LIMIT) cache.clear();
-            cache.put(shape, a);
+            // row locks follow the constants the shape hides: such a shape is analysed every time
+            if (!LITERALS_MATTER.get()) {
+                if (cache.size() >= CACHE_LIMIT) cache.clear();
+                cache.put(shape, a);
+            }
         }
         if (shape.equals(sql)) {   // no constants in it (parameters instead): it will come again as is
             if (byText.size() >= CACHE_LIMIT) byText.clear();
@@ -90,8 +101,7 @@ public class UnitClassifier {
         if (b.route() == Route.REFUSED) return b;
         Route r = a.route() == Route.UPDATE || b.route() == Route.UPDATE ? Route.UPDATE
                 : a.route() == Route.LOCAL ? b.route() : a.route();
-        TableSet t = a.tables().all() || b.tables().all() ? TableSet.allTables()
-                : TableSet.of(union(a.tables().reads(), b.tables().reads()), union(a.tables().writes(), b.tables().writes()));
+        TableSet t = TableSet.union(a.tables(), b.tables());   // row-level only where every statement showed its rows
         return new UnitAnalysis(r, t, a.random() || b.random(), a.timeFunctions() || b.timeFunctions(),
                 a.catalogChange() || b.catalogChange(), null);
     }

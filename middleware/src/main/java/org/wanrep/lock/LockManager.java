@@ -1,16 +1,17 @@
 package org.wanrep.lock;
 
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
-import java.util.Iterator;
-import java.util.LinkedList;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeSet;
 
 /**
- * Table-level locks taken in delivery order, identically at every site.
+ * Table and row locks taken in delivery order, identically at every site.
  *
- * <p>All of a transaction's locks are enqueued at once (one FIFO queue per table); a transaction is
+ * <p>All of a transaction's locks are enqueued at once (one FIFO queue per resource: a table, a
+ * (table, key) row, or {@link TableSet#EVERYTHING}; modes in {@link LockMode}); a transaction is
  * granted when, in every one of its queues, nothing ahead of it conflicts. Since every site enqueues
  * the same transactions in the same (final) order, every site serializes conflicting transactions the
  * same way.
@@ -20,6 +21,16 @@ import java.util.Map;
  * (final entries stay in final order). A tentative transaction that was granted and now conflicts
  * with a transaction ahead of it is aborted (its work is undone) and waits again. Pure and
  * single-threaded: the caller serializes calls.
+ *
+ * <p>Granting is incremental. In a queue, an entry is blocked iff an entry of an incompatible mode
+ * is ahead of it, i.e. iff it is behind the first queued entry of some mode incompatible with its
+ * own. Each queue keeps its entries per mode in queue order, each entry counts the queues where it
+ * is blocked; only a change of the first entry of a mode changes anything, and then exactly the
+ * entries of incompatible modes between the old and the new first one change state. So an
+ * operation costs what it unblocks, blocks or revokes (times a logarithm), not the number of queued
+ * transactions: a site far behind catches up at full speed instead of rescanning its backlog per
+ * delivery. Positions are comparable without walking: in every queue, final entries come first in
+ * final order, then tentative ones in enqueue order.
  */
 public final class LockManager {
     /** What the lock manager tells its owner. */
@@ -33,14 +44,86 @@ public final class LockManager {
 
     private static final class Entry {
         final Object txn;
-        final Map<String, LockMode> resources;
+        final Map<String, LockMode> resources;   // sorted: revocations are reported in resource order
+        final Node[] nodes;                      // one per resource, in the same order
         boolean fin, granted;
-        Entry(Object txn, Map<String, LockMode> resources, boolean fin) { this.txn = txn; this.resources = resources; this.fin = fin; }
+        long seq;            // position among finals (fin) or among tentatives: queue and grant order
+        int blocked;         // queues in which this entry is blocked
+        boolean candidate;   // in the current operation's list of possibly grantable entries
+        boolean revoking;
+        Entry(Object txn, Map<String, LockMode> resources, boolean fin) {
+            this.txn = txn; this.resources = resources; this.fin = fin; this.nodes = new Node[resources.size()];
+        }
+    }
+
+    /** An entry's place in one resource's queue; its position is fixed (a final delivery makes a new node). */
+    private static final class Node {
+        final Entry entry;
+        final LockMode mode;
+        final Queue queue;
+        final boolean fin;
+        final long seq;
+        Node(Entry entry, LockMode mode, Queue queue) {
+            this.entry = entry; this.mode = mode; this.queue = queue; this.fin = entry.fin; this.seq = entry.seq;
+        }
+    }
+
+    private static final Comparator<Node> POSITION = Comparator.<Node>comparingInt(n -> n.fin ? 0 : 1).thenComparingLong(n -> n.seq);
+    private static final LockMode[] MODES = LockMode.values();
+    /** For each mode, the modes it conflicts with. */
+    private static final LockMode[][] INCOMPATIBLE = new LockMode[MODES.length][];
+    static {
+        for (LockMode m : MODES) INCOMPATIBLE[m.ordinal()] = java.util.Arrays.stream(MODES).filter(o -> !m.compatibleWith(o)).toArray(LockMode[]::new);
+    }
+
+    /** One resource's FIFO queue, kept per mode. */
+    private static final class Queue {
+        final String name;
+        @SuppressWarnings("unchecked")
+        final TreeSet<Node>[] byMode = new TreeSet[MODES.length];   // made when a mode first occurs: most row queues hold one mode
+        int size;
+        Queue(String name) { this.name = name; }
+
+        Node first(LockMode m) { TreeSet<Node> s = byMode[m.ordinal()]; return s == null || s.isEmpty() ? null : s.first(); }
+
+        TreeSet<Node> of(LockMode m) {
+            TreeSet<Node> s = byMode[m.ordinal()];
+            return s != null ? s : (byMode[m.ordinal()] = new TreeSet<>(POSITION));
+        }
+
+        /** The first node of a mode incompatible with {@code m}, or null: nodes of mode m ahead of it are not blocked. */
+        Node bound(LockMode m) {
+            Node b = null;
+            for (LockMode o : INCOMPATIBLE[m.ordinal()]) {
+                Node f = first(o);
+                if (f != null && (b == null || POSITION.compare(f, b) < 0)) b = f;
+            }
+            return b;
+        }
+
+        boolean blocks(Node n) {
+            Node b = bound(n.mode);
+            return b != null && POSITION.compare(b, n) < 0;
+        }
+
+        /**
+         * Nodes of mode {@code k} after {@code from} up to and including {@code to} (null: the end):
+         * with {@code to = bound(k)}, those not blocked by anything but what is at or ahead of from.
+         */
+        java.util.NavigableSet<Node> between(LockMode k, Node from, Node to) {
+            TreeSet<Node> s = byMode[k.ordinal()];
+            if (s == null) return java.util.Collections.emptyNavigableSet();
+            return to == null ? s.tailSet(from, false) : POSITION.compare(from, to) < 0 ? s.subSet(from, false, to, true) : java.util.Collections.emptyNavigableSet();
+        }
     }
 
     private final Listener listener;
-    private final Map<String, LinkedList<Entry>> queues = new HashMap<>();
+    private final Map<String, Queue> queues = new HashMap<>();
     private final Map<Object, Entry> entries = new HashMap<>();
+    private long finalSeq, tentativeSeq;
+    private int waiting;
+    /** Entries whose blocked count reached zero during the current operation. */
+    private final List<Entry> candidates = new ArrayList<>();
 
     public LockManager(Listener listener) { this.listener = listener; }
 
@@ -54,10 +137,18 @@ public final class LockManager {
         if (entries.containsKey(txn)) throw new IllegalStateException("transaction " + txn + " already enqueued");
         Entry e = new Entry(txn, tables.resources(), fin);
         entries.put(txn, e);
+        waiting++;
         if (fin) {
             placeFinal(e);
         } else {
-            for (String r : e.resources.keySet()) queues.computeIfAbsent(r, k -> new LinkedList<>()).addLast(e);
+            e.seq = tentativeSeq++;
+            int i = 0;
+            for (var r : e.resources.entrySet()) {
+                Node n = new Node(e, r.getValue(), queues.computeIfAbsent(r.getKey(), Queue::new));
+                e.nodes[i++] = n;
+                insert(n, null);   // at the tail: nothing behind it to block
+            }
+            candidate(e);
             grantWhatCan();
         }
     }
@@ -70,8 +161,8 @@ public final class LockManager {
         Entry e = entries.get(txn);
         if (e == null) throw new IllegalStateException("transaction " + txn + " not enqueued");
         if (e.fin) return;
+        for (Node n : e.nodes) unlink(n);
         e.fin = true;
-        for (String r : e.resources.keySet()) queues.get(r).remove(e);
         placeFinal(e);
     }
 
@@ -83,17 +174,32 @@ public final class LockManager {
      * final delivery with no optimistic one before it).
      */
     private void placeFinal(Entry e) {
+        e.seq = finalSeq++;
         List<Entry> revoke = new ArrayList<>();
+        List<Node> overtaken = new ArrayList<>();
+        int i = 0;
         for (var r : e.resources.entrySet()) {
-            LinkedList<Entry> q = queues.computeIfAbsent(r.getKey(), k -> new LinkedList<>());
-            int at = insertAfterLastFinal(q, e);
-            for (int i = at + 1; i < q.size(); i++) {   // everything behind it here is tentative
-                Entry t = q.get(i);
-                if (t.granted && !r.getValue().compatibleWith(t.resources.get(r.getKey())) && !revoke.contains(t)) revoke.add(t);
+            Queue q = queues.computeIfAbsent(r.getKey(), Queue::new);
+            Node n = new Node(e, r.getValue(), q);
+            e.nodes[i++] = n;
+            overtaken.clear();
+            insert(n, overtaken);
+            // A granted entry is blocked nowhere, so the granted ones it overtakes and conflicts with
+            // are among those it newly blocks; report them in queue order, as a scan would.
+            overtaken.sort(POSITION);
+            for (Node t : overtaken) {
+                Entry te = t.entry;
+                if (te.granted && !te.revoking) {
+                    te.revoking = true;
+                    revoke.add(te);
+                }
             }
         }
+        candidate(e);
         for (Entry t : revoke) {
+            t.revoking = false;
             t.granted = false;
+            waiting++;
             listener.revoked(t.txn);
         }
         grantWhatCan();
@@ -103,11 +209,12 @@ public final class LockManager {
     public void release(Object txn) {
         Entry e = entries.remove(txn);
         if (e == null) return;
-        for (String r : e.resources.keySet()) {
-            LinkedList<Entry> q = queues.get(r);
-            q.remove(e);
-            if (q.isEmpty()) queues.remove(r);
+        if (!e.granted) waiting--;
+        for (Node n : e.nodes) {
+            unlink(n);
+            if (n.queue.size == 0) queues.remove(n.queue.name);
         }
+        e.candidate = false;   // gone: never granted again
         grantWhatCan();
     }
 
@@ -116,59 +223,86 @@ public final class LockManager {
         return e != null && e.granted;
     }
 
-    public int waiting() {
-        int n = 0;
-        for (Entry e : entries.values()) if (!e.granted) n++;
-        return n;
-    }
+    public int waiting() { return waiting; }
 
     public int size() { return entries.size(); }
 
-    /** Queue lengths per table, for diagnostics ({@code SHOW LOCKS}). */
-    public Map<String, Integer> queueLengths() {
+    /** Queue lengths per table, for diagnostics; a table's row queues are summed as "table (rows)". */
+    public Map<String, Integer> queueLengths() { return summarize(queues.values().stream().collect(java.util.stream.Collectors.toMap(q -> q.name, q -> q.size))); }
+
+    static Map<String, Integer> summarize(Map<String, Integer> perResource) {
         Map<String, Integer> m = new java.util.TreeMap<>();
-        for (var q : queues.entrySet()) m.put(q.getKey(), q.getValue().size());
+        for (var q : perResource.entrySet()) {
+            int at = q.getKey().indexOf(TableSet.ROW);
+            m.merge(at < 0 ? q.getKey() : q.getKey().substring(0, at) + " (rows)", q.getValue(), Integer::sum);
+        }
         return m;
     }
 
-    private static int insertAfterLastFinal(LinkedList<Entry> q, Entry e) {
-        int i = 0;
-        Iterator<Entry> it = q.iterator();
-        while (it.hasNext() && it.next().fin) i++;
-        q.add(i, e);
-        return i;
-    }
+    // --- blocked counts ------------------------------------------------------------------------
 
-    private void grantWhatCan() {
-        // order of grants: by position, final before tentative; deterministic because queues are
-        List<Entry> newly = new ArrayList<>();
-        for (Entry e : orderedEntries()) {
-            if (e.granted) continue;
-            if (grantable(e)) {
-                e.granted = true;
-                newly.add(e);
+    /**
+     * Adds {@code n} at its position. If it becomes the first of its mode, the entries of modes
+     * incompatible with it between it and the first node that blocked them already are newly
+     * blocked (collected into {@code newlyBlocked} if not null).
+     */
+    private void insert(Node n, List<Node> newlyBlocked) {
+        Queue q = n.queue;
+        Node oldFirst = q.first(n.mode);
+        if (oldFirst == null || POSITION.compare(n, oldFirst) < 0) {
+            for (LockMode k : INCOMPATIBLE[n.mode.ordinal()]) {
+                for (Node t : q.between(k, n, q.bound(k))) {
+                    t.entry.blocked++;
+                    if (newlyBlocked != null) newlyBlocked.add(t);
+                }
             }
         }
+        q.of(n.mode).add(n);
+        q.size++;
+        if (q.blocks(n)) n.entry.blocked++;
+    }
+
+    /** Removes {@code n}; if it was the first of its mode, what only it blocked is unblocked. */
+    private void unlink(Node n) {
+        Queue q = n.queue;
+        if (q.blocks(n)) n.entry.blocked--;
+        boolean wasFirst = q.first(n.mode) == n;
+        q.of(n.mode).remove(n);
+        q.size--;
+        if (!wasFirst) return;
+        for (LockMode k : INCOMPATIBLE[n.mode.ordinal()]) {
+            for (Node t : q.between(k, n, q.bound(k))) {
+                if (--t.entry.blocked == 0) candidate(t.entry);
+            }
+        }
+    }
+
+    private void candidate(Entry e) {
+        if (!e.candidate && !e.granted) {
+            e.candidate = true;
+            candidates.add(e);
+        }
+    }
+
+    /**
+     * Grants what became grantable, in the order the full scan did: finals in final order, then
+     * tentatives in enqueue order (every entry is in the {@link TableSet#EVERYTHING} queue, which
+     * is ordered so). Deterministic because queues are.
+     */
+    private void grantWhatCan() {
+        if (candidates.isEmpty()) return;
+        List<Entry> newly = new ArrayList<>(candidates.size());
+        for (Entry e : candidates) {
+            boolean live = e.candidate;
+            e.candidate = false;
+            if (live && !e.granted && e.blocked == 0) newly.add(e);
+        }
+        candidates.clear();
+        newly.sort(GRANT_ORDER);
+        for (Entry e : newly) { e.granted = true; waiting--; }
         for (Entry e : newly) listener.granted(e.txn);
     }
 
-    private boolean grantable(Entry e) {
-        for (var r : e.resources.entrySet()) {
-            for (Entry ahead : queues.get(r.getKey())) {
-                if (ahead == e) break;
-                if (!r.getValue().compatibleWith(ahead.resources.get(r.getKey()))) return false;
-            }
-        }
-        return true;
-    }
-
-    /** Entries in a deterministic order: finals first in queue order, then tentatives. */
-    private List<Entry> orderedEntries() {
-        List<Entry> out = new ArrayList<>(entries.size());
-        java.util.Set<Entry> seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
-        LinkedList<Entry> all = queues.get(TableSet.EVERYTHING);
-        if (all != null) for (Entry e : all) if (seen.add(e)) out.add(e);
-        for (Entry e : entries.values()) if (seen.add(e)) out.add(e);
-        return out;
-    }
+    private static final Comparator<Entry> GRANT_ORDER =
+            Comparator.<Entry>comparingInt(e -> e.fin ? 0 : 1).thenComparingLong(e -> e.seq);
 }

@@ -1,34 +1,84 @@
 package org.wanrep.lock;
 
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
  * The tables a transaction locks. {@code all} means every table (unknown SQL, DDL): it is realized
  * as a write lock on a resource every transaction also takes in read mode, so it excludes everyone
  * without the lock manager having to know all tables.
+ *
+ * <p>{@code reads} and {@code writes} name every table read or written (what execution policies
+ * look at). A table in {@code rows} is locked by row instead: every access of the request to it
+ * showed its rows, so it takes an intention lock on the table (a write intention if it is in
+ * {@code writes}) and a lock per (table, key); an empty key map locks no row (an insert into a
+ * table without unique keys: its fresh rows no other statement can name by key). Rows are only
+ * exact when every site derives the same keys from the same request text; a table some statement
+ * reaches without shown rows must not be here.
  */
-public record TableSet(Set<String> reads, Set<String> writes, boolean all) {
+public record TableSet(Set<String> reads, Set<String> writes, boolean all, Map<String, Map<String, LockMode>> rows) {
     public static final String EVERYTHING = "*";
+    /** Separates table and key in a row resource; PostgreSQL text cannot contain NUL. */
+    public static final char ROW = '\0';
 
     public TableSet {
         reads = Set.copyOf(reads);
         writes = Set.copyOf(writes);
+        Map<String, Map<String, LockMode>> r = new HashMap<>();
+        if (!all) for (var e : rows.entrySet()) r.put(e.getKey(), Map.copyOf(e.getValue()));
+        rows = Map.copyOf(r);
     }
+
+    public TableSet(Set<String> reads, Set<String> writes, boolean all) { this(reads, writes, all, Map.of()); }
 
     public static TableSet allTables() { return new TableSet(Set.of(), Set.of(), true); }
     public static TableSet of(Set<String> reads, Set<String> writes) { return new TableSet(reads, writes, false); }
 
     /** Resources with their strongest mode; a table both read and written is written. */
     java.util.SortedMap<String, LockMode> resources() {
-        java.util.SortedMap<String, LockMode> m = new java.util.TreeMap<>();
+        java.util.SortedMap<String, LockMode> m = new TreeMap<>();
         m.put(EVERYTHING, all ? LockMode.WRITE : LockMode.READ);
-        if (!all) {
-            for (String r : reads) m.put(r, LockMode.READ);
-            for (String w : writes) m.put(w, LockMode.WRITE);
+        if (all) return m;
+        for (String r : reads) m.put(r, LockMode.READ);
+        for (String w : writes) m.put(w, LockMode.WRITE);
+        for (var t : rows.entrySet()) {
+            // a written row-level table (an insert of fresh rows too) intends to write
+            boolean writesRows = writes.contains(t.getKey());
+            for (var k : t.getValue().entrySet()) {
+                m.merge(t.getKey() + ROW + k.getKey(), k.getValue(), LockMode::join);
+                writesRows |= k.getValue() == LockMode.WRITE;
+            }
+            m.put(t.getKey(), writesRows ? LockMode.INTENT_WRITE : LockMode.INTENT_READ);
         }
         return m;
     }
+
+    /** Both requests' locks: a table row-level in one and reached without rows in the other is locked whole. */
+    public static TableSet union(TableSet a, TableSet b) {
+        if (a.all || b.all) return allTables();
+        Set<String> r = new HashSet<>(a.reads), w = new HashSet<>(a.writes);
+        r.addAll(b.reads);
+        w.addAll(b.writes);
+        Map<String, Map<String, LockMode>> rows = new HashMap<>();
+        Set<String> tables = new HashSet<>(r);
+        tables.addAll(w);
+        tables.addAll(a.rows.keySet());
+        tables.addAll(b.rows.keySet());
+        for (String t : tables) {
+            boolean inA = a.touches(t), inB = b.touches(t);
+            if ((inA && !a.rows.containsKey(t)) || (inB && !b.rows.containsKey(t))) continue;   // whole table somewhere
+            Map<String, LockMode> keys = new HashMap<>(a.rows.getOrDefault(t, Map.of()));
+            b.rows.getOrDefault(t, Map.of()).forEach((k, m) -> keys.merge(k, m, LockMode::join));
+            rows.put(t, keys);
+        }
+        return new TableSet(r, w, false, rows);
+    }
+
+    private boolean touches(String t) { return reads.contains(t) || writes.contains(t) || rows.containsKey(t); }
 
     public boolean readOnly() { return !all && writes.isEmpty(); }
 
@@ -36,6 +86,12 @@ public record TableSet(Set<String> reads, Set<String> writes, boolean all) {
         if (all) return "{all tables}";
         Set<String> r = new TreeSet<>(reads);
         r.removeAll(writes);
-        return "{read " + r + ", write " + new TreeSet<>(writes) + "}";
+        String s = "{read " + r + ", write " + new TreeSet<>(writes);
+        if (!rows.isEmpty()) {
+            Map<String, Map<String, LockMode>> sorted = new TreeMap<>();
+            rows.forEach((t, k) -> sorted.put(t, new TreeMap<>(k)));
+            s += ", rows " + sorted.toString().replace(ROW, '|');
+        }
+        return s + "}";
     }
 }

@@ -34,6 +34,14 @@ public final class Catalog {
 
     /** One user function: language name and source ({@code prosrc}); body null if there is none to read (C, aggregates, BEGIN ATOMIC). */
     public record Function(String name, String language, String body) {}
+    /** table -> its primary key columns in key order, each "name:type" (type: pg_type.typname); row locks use only these. */
+    final Map<String, List<String>> primaryKeys = new HashMap<>();
+    /** table -> columns of its other unique indexes and exclusion constraints ("*": an expression or partial one). */
+    final Map<String, Set<String>> otherUnique = new HashMap<>();
+    /** Tables with rules, row-level security, inheritance parents or children, partitions: locked whole. */
+    final Set<String> wholeOnly = new HashSet<>();
+    /** Keys, unique indexes and the whole-only tables were read: without them no row is locked alone. */
+    boolean keysKnown;
 
     public static Catalog empty() { return new Catalog(); }
 
@@ -53,6 +61,12 @@ public final class Catalog {
         functionBodies.computeIfAbsent(qualified, k -> new ArrayList<>()).add(new Function(qualified, language, body));
         return this;
     }
+    /** Declares the primary key of {@code table}: columns as "name:type" in key order. */
+    public Catalog primaryKey(String table, String... columns) { primaryKeys.put(table, List.of(columns)); return this; }
+    /** Declares that keys are complete (as {@link #load} does): tables without a declared key have none. */
+    public Catalog keysKnown() { keysKnown = true; return this; }
+    public Catalog wholeOnly(String table) { wholeOnly.add(table); return this; }
+    public Catalog unique(String table, String column) { otherUnique.computeIfAbsent(table, k -> new HashSet<>()).add(column); return this; }
 
     /** schema.name for a name as written (quoted parts keep their case); unqualified names by catalog lookup, else public. */
     public String resolve(String written) {
@@ -118,6 +132,27 @@ public final class Catalog {
                     k.defaultExpr(table, expr);
                 }
             }
+            try (ResultSet rs = st.executeQuery("SELECT n.nspname || '.' || c.relname, a.attname, t.typname FROM pg_index i "
+                    + "JOIN pg_class c ON c.oid = i.indrelid JOIN pg_namespace n ON n.oid = c.relnamespace "
+                    + "CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY k(attnum, ord) "
+                    + "JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum JOIN pg_type t ON t.oid = a.atttypid "
+                    + "WHERE i.indisprimary ORDER BY 1, k.ord")) {
+                while (rs.next()) k.primaryKeys.computeIfAbsent(rs.getString(1), x -> new ArrayList<>()).add(rs.getString(2) + ":" + rs.getString(3));
+            }
+            try (ResultSet rs = st.executeQuery("SELECT n.nspname || '.' || c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                    + "WHERE c.relkind IN ('r','p','f') AND (c.relhasrules OR c.relrowsecurity OR c.relhassubclass OR c.relispartition "
+                    + "OR EXISTS (SELECT 1 FROM pg_inherits h WHERE h.inhrelid = c.oid))")) {
+                while (rs.next()) k.wholeOnly(rs.getString(1));
+            }
+            // other unique indexes and exclusion constraints: a write to their columns conflicts across rows
+            try (ResultSet rs = st.executeQuery("SELECT n.nspname || '.' || c.relname, "
+                    + "CASE WHEN k.attnum = 0 OR i.indpred IS NOT NULL THEN '*' ELSE a.attname END FROM pg_index i "
+                    + "JOIN pg_class c ON c.oid = i.indrelid JOIN pg_namespace n ON n.oid = c.relnamespace "
+                    + "CROSS JOIN LATERAL unnest(i.indkey) k(attnum) LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum "
+                    + "WHERE NOT i.indisprimary AND (i.indisunique OR i.indisexclusion)")) {
+                while (rs.next()) k.unique(rs.getString(1), rs.getString(2));
+            }
+            k.keysKnown = true;
             try (ResultSet rs = st.executeQuery("SELECT DISTINCT proname FROM pg_proc WHERE pronamespace = 'pg_catalog'::regnamespace")) {
                 while (rs.next()) k.builtinFunctions.add(rs.getString(1));
             }

@@ -105,9 +105,14 @@ public final class SqlClassifier extends UnitClassifier {
         String shape = SqlText.normalize(stmt);
         UnitAnalysis cached = byShape.get(shape);
         if (cached != null) return cached;
+        boolean before = LITERALS_MATTER.get();
+        LITERALS_MATTER.set(false);
         UnitAnalysis a = refine(stmt, kw);
-        if (byShape.size() > 20_000) byShape.clear();
-        byShape.put(shape, a);
+        if (!LITERALS_MATTER.get()) {   // row locks depend on the literals the shape hides: analysed each time
+            if (byShape.size() > 20_000) byShape.clear();
+            byShape.put(shape, a);
+        }
+        LITERALS_MATTER.set(before || LITERALS_MATTER.get());
         return a;
     }
 
@@ -211,7 +216,22 @@ public final class SqlClassifier extends UnitClassifier {
         }
         boolean writesSomething = update || !writes.isEmpty();
         reads.removeAll(writes);
-        return new UnitAnalysis(writesSomething ? Route.UPDATE : Route.LOCAL, TableSet.of(reads, writes), kw.random(), kw.timeFunctions(),
+        TableSet tables = TableSet.of(reads, writes);
+        // Row locks for the one table the statement names, when its text shows the rows (RowKeys);
+        // the tables it reaches otherwise (foreign keys, cascades, sequences) stay locked whole.
+        String target = insertTarget;
+        if (parsed instanceof Update u) target = cat.resolve(name(u.getTable()));
+        if (parsed instanceof Delete d && d.getTable() != null) target = cat.resolve(name(d.getTable()));
+        if (parsed instanceof PlainSelect ps && ps.getFromItem() instanceof Table t) target = cat.resolve(name(t));
+        Set<String> resolvedNames = new HashSet<>();
+        for (String n : named) resolvedNames.add(cat.resolve(n));
+        if (target != null && configured == null && calls.isEmpty() && resolvedNames.equals(Set.of(target)) && !hasSubquery(stmt, parsed)
+                && !cat.viewBases.containsKey(target) && (reads.contains(target) || writes.contains(target))) {
+            LITERALS_MATTER.set(true);
+            Map<String, org.wanrep.lock.LockMode> keys = RowKeys.of(parsed, target, cat);
+            if (keys != null) tables = new TableSet(reads, writes, false, Map.of(target, keys));
+        }
+        return new UnitAnalysis(writesSomething ? Route.UPDATE : Route.LOCAL, tables, kw.random(), kw.timeFunctions(),
                 // TRUNCATE: logical decoding carries no write set for it, so it runs at every site (symmetric), as DDL does,
                 // also inside a block (whose write set would otherwise be refused after the block committed here)
                 kw.catalogChange() && writesSomething && (isDdlish(stmt) || parsed instanceof Truncate), null);
@@ -244,6 +264,20 @@ public final class SqlClassifier extends UnitClassifier {
         String s = stmt.toLowerCase(Locale.ROOT);
         if (s.matches("(?s)\\s*create\\s+(or\\s+replace\\s+)?(view|function|procedure|trigger)\\b.*")) return true;
         return !EVALUATES.matcher(stmt).matches();
+    }
+
+    private static final java.util.regex.Pattern SELECT_WORD = java.util.regex.Pattern.compile("(?i)\\b(select|table|values)\\b");
+
+    /**
+     * A subquery (even of the statement's own table: {@code SET v = (SELECT sum(v) FROM t)}) reads
+     * rows the statement's key does not name. Counted on the text without literals; a quoted name
+     * or a comment that looks like one only keeps the table whole.
+     */
+    private static boolean hasSubquery(String stmt, Statement parsed) {
+        java.util.regex.Matcher m = SELECT_WORD.matcher(SqlText.normalize(stmt));
+        int n = 0;
+        while (m.find()) n++;
+        return n > (parsed instanceof Select || parsed instanceof Insert ? 1 : 0);   // the SELECT itself, INSERT's VALUES
     }
 
     private static boolean isQuery(String stmt) {

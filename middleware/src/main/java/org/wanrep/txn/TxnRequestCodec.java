@@ -18,7 +18,7 @@ import java.util.Set;
 public final class TxnRequestCodec {
     private TxnRequestCodec() {}
 
-    private static final byte VERSION = 3;
+    private static final byte VERSION = 4;   // 4: row locks
 
     public static byte[] encode(TxnRequest r) {
         int size = 64 + r.writeSet().length;
@@ -32,6 +32,17 @@ public final class TxnRequestCodec {
             out.writeBoolean(r.tables().all());
             writeSet(out, r.tables().reads());
             writeSet(out, r.tables().writes());
+            // row locks travel with the request: every site must enqueue the same lock set
+            var rows = new java.util.TreeMap<>(r.tables().rows());
+            out.writeInt(rows.size());
+            for (var t : rows.entrySet()) {
+                out.writeUTF(t.getKey());
+                out.writeInt(t.getValue().size());
+                for (var k : new java.util.TreeMap<>(t.getValue()).entrySet()) {
+                    out.writeUTF(k.getKey());
+                    out.writeByte(k.getValue().ordinal());
+                }
+            }
             out.writeUTF(r.database());
             out.writeLong(r.timestampMicros());
             out.writeLong(r.seed());
@@ -64,6 +75,13 @@ public final class TxnRequestCodec {
             TxnRequest.Kind kind = TxnRequest.Kind.values()[in.readByte()];
             boolean all = in.readBoolean();
             Set<String> reads = readSet(in), writes = readSet(in);
+            java.util.Map<String, java.util.Map<String, org.wanrep.lock.LockMode>> rows = new java.util.HashMap<>();
+            for (int t = in.readInt(); t > 0; t--) {
+                String table = in.readUTF();
+                java.util.Map<String, org.wanrep.lock.LockMode> keys = new java.util.HashMap<>();
+                for (int k = in.readInt(); k > 0; k--) keys.put(in.readUTF(), org.wanrep.lock.LockMode.values()[in.readByte()]);
+                rows.put(table, keys);
+            }
             String db = in.readUTF();
             long ts = in.readLong(), seed = in.readLong();
             int ns = in.readInt();
@@ -81,7 +99,7 @@ public final class TxnRequestCodec {
             byte[] ws = new byte[in.readInt()];
             in.readFully(ws);
             boolean ddl = in.readBoolean();
-            return new TxnRequest(id, kind, new TableSet(reads, writes, all), db, ms, ts, seed, settings, ships, ws, ddl);
+            return new TxnRequest(id, kind, new TableSet(reads, writes, all, rows), db, ms, ts, seed, settings, ships, ws, ddl);
         } catch (IOException e) {
             throw new UncheckedIOException("corrupt transaction request", e);
         }

@@ -110,6 +110,64 @@ class LockManagerTest {
         assertThat(rec.granted).containsExactly("T1", "T2");
     }
 
+    private static TableSet rows(String table, LockMode mode, String... keys) {
+        java.util.Map<String, LockMode> k = new java.util.HashMap<>();
+        for (String key : keys) k.put(key, mode);
+        return new TableSet(mode == LockMode.WRITE ? Set.of() : Set.of(table), mode == LockMode.WRITE ? Set.of(table) : Set.of(), false, java.util.Map.of(table, k));
+    }
+
+    @Test
+    void rowsOfDifferentKeysShareTheTableSameKeyConflicts() {
+        Recorder rec = new Recorder();
+        LockManager lm = new LockManager(rec);
+        lm.enqueueFinal("A5", rows("acc", LockMode.WRITE, "5"));
+        lm.enqueueFinal("A6", rows("acc", LockMode.WRITE, "6"));
+        lm.enqueueFinal("B5", rows("acc", LockMode.WRITE, "5"));
+        lm.enqueueFinal("R6", rows("acc", LockMode.READ, "6", "7"));
+        lm.enqueueFinal("R7", rows("acc", LockMode.READ, "7"));
+        assertThat(rec.granted).containsExactly("A5", "A6", "R7");
+        lm.release("A5");
+        assertThat(rec.granted).containsExactly("A5", "A6", "R7", "B5");
+        lm.release("A6");
+        assertThat(rec.granted).containsExactly("A5", "A6", "R7", "B5", "R6");
+    }
+
+    /** A statement that shows no rows locks the table and so conflicts with every row lock of it, in delivery order. */
+    @Test
+    void wholeTableLocksConflictWithRowLocksThroughIntentions() {
+        Recorder rec = new Recorder();
+        LockManager lm = new LockManager(rec);
+        lm.enqueueFinal("W5", rows("acc", LockMode.WRITE, "5"));
+        lm.enqueueFinal("SCAN", r("acc"));            // a range scan reads every row: waits for the row writer
+        lm.enqueueFinal("R6", rows("acc", LockMode.READ, "6"));   // row reader shares with the scan
+        lm.enqueueFinal("W7", rows("acc", LockMode.WRITE, "7"));  // row writer waits for the scan
+        lm.enqueueFinal("OTHER", w("other"));
+        assertThat(rec.granted).containsExactly("W5", "R6", "OTHER");
+        lm.release("W5");
+        assertThat(rec.granted).containsExactly("W5", "R6", "OTHER", "SCAN");
+        lm.enqueueFinal("ALL", w("acc"));             // whole-table writer: behind everyone on acc
+        lm.release("SCAN");
+        assertThat(rec.granted).containsExactly("W5", "R6", "OTHER", "SCAN", "W7");
+        lm.release("R6");
+        lm.release("W7");
+        assertThat(rec.granted).containsExactly("W5", "R6", "OTHER", "SCAN", "W7", "ALL");
+    }
+
+    /** An opt-safe overtaking final row lock revokes a tentative grant only if it hits the same row or the whole table. */
+    @Test
+    void finalRowLockRevokesOnlyConflictingTentativeRows() {
+        Recorder rec = new Recorder();
+        LockManager lm = new LockManager(rec);
+        lm.enqueueTentative("T5", rows("acc", LockMode.WRITE, "5"));
+        lm.enqueueTentative("T6", rows("acc", LockMode.WRITE, "6"));
+        lm.enqueueTentative("SCAN", r("other"));
+        assertThat(rec.granted).containsExactly("T5", "T6", "SCAN");
+        lm.enqueueFinal("F6", rows("acc", LockMode.WRITE, "6"));
+        assertThat(rec.revoked).containsExactly("T6");
+        lm.enqueueFinal("FALL", r("acc"));
+        assertThat(rec.revoked).containsExactly("T6", "T5");
+    }
+
     /**
      * Random table sets, optimistic order a random shuffle of the final order; a transaction commits
      * when granted and final. Conflicting transactions must commit in final order, and all commit.

@@ -37,5 +37,11 @@ class TxnRequestCodecTest {
         assertThat(wd.shipsWriteSet()).isTrue();
         assertThat(wd.writeSet()).containsExactly(1, 2, 3);
         assertThat(wd.kind()).isEqualTo(TxnRequest.Kind.WRITESET_LOG);
+        // row locks travel too: every site enqueues the lock set the origin derived
+        TableSet rows = new TableSet(Set.of("public.a"), Set.of("public.b", "public.h"), false, java.util.Map.of(
+                "public.b", java.util.Map.of("5", org.wanrep.lock.LockMode.WRITE, "1\0x", org.wanrep.lock.LockMode.READ),
+                "public.h", java.util.Map.of()));
+        TxnRequest rr = new TxnRequest(new RequestId("x", 3), TxnRequest.Kind.AUTOCOMMIT, rows, "d", List.of(), 0, 0);
+        assertThat(TxnRequestCodec.decode(TxnRequestCodec.encode(rr)).tables()).isEqualTo(rows);
     }
 }
