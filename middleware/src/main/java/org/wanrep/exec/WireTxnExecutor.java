@@ -486,17 +486,23 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
         if (q == null || r.kind() == TxnRequest.Kind.WRITESET_LOG) return "";
         java.util.Set<java.util.Set<String>> known = withoutSequences.computeIfAbsent(r.database(), d -> java.util.concurrent.ConcurrentHashMap.newKeySet());
         if (!r.tables().all() && known.contains(r.tables().writes())) return "";
-        conn.send(WireMessage.query(q));
-        conn.flush();
         String calls = "";
         PgError err = null;
-        while (!conn.tracker().idle()) {
-            WireMessage m = conn.read();
-            if (m.kind() == 'E' && err == null) err = PgError.parse(m);
-            if (m.kind() == 'D') {
-                String v = org.wanrep.wire.Messages.dataRowValues(m).get(0);
-                if (v != null) calls = v;
+        // a cancel still on its way (a revocation's) may land on this read: it only reads, so read again
+        for (int attempt = 0; attempt < 20; attempt++) {
+            conn.send(WireMessage.query(q));
+            conn.flush();
+            calls = "";
+            err = null;
+            while (!conn.tracker().idle()) {
+                WireMessage m = conn.read();
+                if (m.kind() == 'E' && err == null) err = PgError.parse(m);
+                if (m.kind() == 'D') {
+                    String v = org.wanrep.wire.Messages.dataRowValues(m).get(0);
+                    if (v != null) calls = v;
+                }
             }
+            if (err == null || !TxnExecutor.transientState(err.sqlState())) break;
         }
         if (err != null) throw new IOException("reading the sequences' state: " + err);
         if (calls.isEmpty() && !r.tables().all() && known.size() < 10_000) known.add(java.util.Set.copyOf(r.tables().writes()));
