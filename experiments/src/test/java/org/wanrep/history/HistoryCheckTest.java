@@ -19,25 +19,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class HistoryCheckTest {
     @Test void shortRunWithPausesIsSerializable(@TempDir Path dir) throws Exception {
-        // run as root, PostgreSQL runs as user postgres and must reach its data directory under the 0700 temp dir
-        Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
         long seed = System.nanoTime() & 0xFFFFFFFFL;
-        System.out.println("seed " + seed);
-        ByteArrayOutputStream log = new ByteArrayOutputStream();
-        PrintStream out = new PrintStream(log, true, StandardCharsets.UTF_8);
-        HistoryCheck.Summary s;
-        try {
-            s = HistoryCheck.run(new HistoryCheck.Settings(3, "lan", "safe", "symmetric", "pause", 20, 2, seed, dir, 10, false, List.of()), out);
-        } finally {
-            System.out.println(log.toString(StandardCharsets.UTF_8));
-        }
-        System.out.println(HistoryCheck.json(s));
-        assertThat(s.ok()).as("seed %d", seed).isPositive();
-        assertThat(s.faults_injected()).as("seed %d", seed).isPositive();
+        HistoryCheck.Summary s = run(dir, new HistoryCheck.Settings(3, "lan", "safe", "symmetric", "pause", 20, 2, seed, dir, 10, false, List.of()));
+        assertClean(s, seed);
         assertThat(s.serving()).as("seed %d", seed).hasSize(3);
-        assertThat(s.lost()).as("seed %d", seed).isZero();
-        assertThat(s.divergent()).as("seed %d", seed).isZero();
-        assertThat(s.anomalies()).as("seed %d: %s", seed, s.anomaly_types()).isZero();
         for (String f : List.of("history.jsonl", "anomalies.json", "report.md", "timeline.png"))
             assertThat(dir.resolve(f)).exists();
         assertThat(History.load(dir.resolve("history.jsonl")).transactions()).hasSizeGreaterThan((int) s.transactions());
@@ -46,21 +31,31 @@ class HistoryCheckTest {
 
     /** Every kind of fault (partition inside the stack included), write sets under opt-safe: nothing lost, no anomaly. */
     @Test void shortRunWithEveryFaultUnderWriteSets(@TempDir Path dir) throws Exception {
-        Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
         long seed = System.nanoTime() & 0xFFFFFFFFL;
-        System.out.println("seed " + seed);
+        HistoryCheck.Summary s = run(dir, new HistoryCheck.Settings(3, "lan", "opt-safe", "primary-copy", "all", 30, 2, seed, dir, 10, false, List.of()));
+        assertClean(s, seed);
+        assertThat(s.serving()).as("seed %d", seed).hasSizeGreaterThanOrEqualTo(2);
+    }
+
+    private static HistoryCheck.Summary run(Path dir, HistoryCheck.Settings settings) throws Exception {
+        // run as root, PostgreSQL runs as user postgres and must reach its data directory under the 0700 temp dir
+        Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        System.out.println("seed " + settings.seed());
         ByteArrayOutputStream log = new ByteArrayOutputStream();
         PrintStream out = new PrintStream(log, true, StandardCharsets.UTF_8);
         HistoryCheck.Summary s;
         try {
-            s = HistoryCheck.run(new HistoryCheck.Settings(3, "lan", "opt-safe", "primary-copy", "all", 30, 2, seed, dir, 10, false, List.of()), out);
+            s = HistoryCheck.run(settings, out);
         } finally {
             System.out.println(log.toString(StandardCharsets.UTF_8));
         }
         System.out.println(HistoryCheck.json(s));
+        return s;
+    }
+
+    private static void assertClean(HistoryCheck.Summary s, long seed) {
         assertThat(s.ok()).as("seed %d", seed).isPositive();
         assertThat(s.faults_injected()).as("seed %d", seed).isPositive();
-        assertThat(s.serving()).as("seed %d", seed).hasSizeGreaterThanOrEqualTo(2);
         assertThat(s.lost()).as("seed %d", seed).isZero();
         assertThat(s.divergent()).as("seed %d", seed).isZero();
         assertThat(s.anomalies()).as("seed %d: %s", seed, s.anomaly_types()).isZero();

@@ -74,26 +74,22 @@ public final class WriteSetSql {
      * or its nextval would have advanced them at this site only.
      */
     public static String sequenceStates(TableSet tables) {
-        String q = "SELECT pg_catalog.string_agg(pg_catalog.format('pg_catalog.setval(%L, %s, %s)', s.schemaname || '.' || s.sequencename, "
-                + "coalesce(s.last_value, s.start_value), CASE WHEN s.last_value IS NULL THEN 'false' ELSE 'true' END), ', ') FROM pg_catalog.pg_sequences s";
-        if (tables.all()) return q;
-        if (tables.writes().isEmpty()) return null;
-        StringBuilder b = new StringBuilder(q).append(" WHERE s.schemaname || '.' || s.sequencename IN (");
-        boolean first = true;
-        for (String w : new TreeSet<>(tables.writes())) {
-            if (!first) b.append(", ");
-            b.append(literal(w));
-            first = false;
-        }
-        return b.append(")").toString();
+        return ofWrittenSequences("SELECT pg_catalog.string_agg(pg_catalog.format('pg_catalog.setval(%L, %s, %s)', s.schemaname || '.' || s.sequencename, "
+                + "coalesce(s.last_value, s.start_value), CASE WHEN s.last_value IS NULL THEN 'false' ELSE 'true' END), ', ') "
+                + "FROM pg_catalog.pg_sequences s WHERE true", tables);
     }
 
     /** Last values of the sequences the transaction may have advanced, or null if it writes nothing. */
     static String sequences(TableSet tables) {
-        String q = "SELECT s.schemaname || '.' || s.sequencename, s.last_value FROM pg_catalog.pg_sequences s WHERE s.last_value IS NOT NULL";
-        if (tables.all()) return q;
+        return ofWrittenSequences("SELECT s.schemaname || '.' || s.sequencename, s.last_value FROM pg_catalog.pg_sequences s "
+                + "WHERE s.last_value IS NOT NULL", tables);
+    }
+
+    /** {@code query} (over pg_sequences s, ending in a WHERE clause) limited to the written relations; null if nothing is written. */
+    private static String ofWrittenSequences(String query, TableSet tables) {
+        if (tables.all()) return query;
         if (tables.writes().isEmpty()) return null;
-        StringBuilder b = new StringBuilder(q).append(" AND s.schemaname || '.' || s.sequencename IN (");
+        StringBuilder b = new StringBuilder(query).append(" AND s.schemaname || '.' || s.sequencename IN (");
         boolean first = true;
         for (String w : new TreeSet<>(tables.writes())) {
             if (!first) b.append(", ");
