@@ -109,13 +109,19 @@ public final class LocalCluster {
         long end = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() < end) {
             try (Socket s = new Socket()) {
+                // a site binds its port before it is ready and accepts only once it serves: so connecting is not
+                // enough, it must answer (an SSLRequest: one byte back)
                 s.connect(new InetSocketAddress(e.proxy_host(), e.proxy_port()), 500);
-                return;
+                s.setSoTimeout(1000);
+                s.getOutputStream().write(new byte[]{0, 0, 0, 8, 4, (byte) 0xd2, 0x16, 0x2f});
+                s.getOutputStream().flush();
+                if (s.getInputStream().read() >= 0) return;
             } catch (IOException ignored) {
-                if (ProcessHandle.of(e.middleware_pid()).map(ph -> !ph.isAlive()).orElse(true))
-                    throw new IOException("middleware of site " + e.name() + " exited; see " + e.log() + ":\n" + tail(Path.of(e.log())));
-                Thread.sleep(100);
+                // not ready yet
             }
+            if (ProcessHandle.of(e.middleware_pid()).map(ph -> !ph.isAlive()).orElse(true))
+                throw new IOException("middleware of site " + e.name() + " exited; see " + e.log() + ":\n" + tail(Path.of(e.log())));
+            Thread.sleep(100);
         }
         throw new IOException("middleware of site " + e.name() + " does not accept connections on port " + e.proxy_port() + " after " + timeout + "; see " + e.log());
     }

@@ -20,11 +20,23 @@ public final class ProxyServer implements AutoCloseable {
     private final Set<Socket> clients = ConcurrentHashMap.newKeySet();
     private final Thread acceptor;
 
-    public ProxyServer(SiteContext ctx, String host, int port) throws IOException {
+    public ProxyServer(SiteContext ctx, String host, int port) throws IOException { this(ctx, bind(host, port)); }
+
+    /**
+     * The proxy's port, bound (clients that connect wait in the backlog until the proxy accepts). A site
+     * binds it first thing, so that nothing else takes the port while the site joins the group.
+     */
+    public static ServerSocket bind(String host, int port) throws IOException {
+        ServerSocket s = new ServerSocket();
+        s.setReuseAddress(true);
+        s.bind(new InetSocketAddress(host, port), 512);
+        return s;
+    }
+
+    /** Starts accepting on {@code bound} (see {@link #bind}). */
+    public ProxyServer(SiteContext ctx, ServerSocket bound) {
         this.ctx = ctx;
-        this.server = new ServerSocket();
-        server.setReuseAddress(true);
-        server.bind(new InetSocketAddress(host, port), 512);
+        this.server = bound;
         this.acceptor = Thread.ofPlatform().name("wanrep-accept-" + ctx.site()).daemon().start(this::acceptLoop);
     }
 

@@ -96,6 +96,15 @@ public final class TimeRewriting {
         return false;
     }
 
+    /**
+     * Whether a function body (SQL or PL/pgSQL source) reads the clock or makes random UUIDs in a way
+     * no site shares: a body defined outside the proxy, never rewritten. Bodies rewritten here pass.
+     */
+    public static boolean readsClock(String body) {
+        String stripped = body.replace(TS_EXPR, "").replace(UUID_EXPR, "");
+        return !rewriteStatement(stripped, true).equals(stripped);
+    }
+
     /** A cheap first look: only texts that start with CREATE or DO can define code. */
     private static boolean mayDefineCode(String sql) {
         int i = 0, n = sql.length();

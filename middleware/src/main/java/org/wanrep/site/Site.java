@@ -97,6 +97,18 @@ public final class Site implements AutoCloseable {
         List<String> sites = sites(cluster);
         if (!sites.contains(name)) throw new Config.ConfigException("site '" + name + "' is not one of " + sites);
         Config c = cluster.forSite(name);
+        // the proxy's port first: nothing else can take it while the site joins (clients wait until it accepts)
+        java.net.ServerSocket listening = ProxyServer.bind(c.get("proxy.host"), c.getInt("proxy.port"));
+        try {
+            return start(cluster, name, joinTimeout, listenerWrapper, sites, c, listening);
+        } catch (Exception | Error e) {
+            closeQuietly(listening);
+            throw e;
+        }
+    }
+
+    private static Site start(Config cluster, String name, Duration joinTimeout, java.util.function.UnaryOperator<org.wanrep.gcs.GcsListener> listenerWrapper,
+                              List<String> sites, Config c, java.net.ServerSocket listening) throws Exception {
         BackendTarget target = new BackendTarget(c.get("postgres.host"), c.getInt("postgres.port"), c.get("postgres.user"), c.get("postgres.password"),
                 c.get("postgres.socket_dir"));
         ExecutionPolicy policy;
@@ -145,6 +157,7 @@ public final class Site implements AutoCloseable {
             if (channel != null) channel.close(false);
             executor.close();
             pool.close();
+            closeQuietly(listening);
             throw e;
         }
         // the engine hears of the view on the delivery thread, after the member: wait for it, so that a
@@ -162,6 +175,7 @@ public final class Site implements AutoCloseable {
             if (channel != null) channel.close(false);
             executor.close();
             pool.close();
+            closeQuietly(listening);
             throw new SiteStoppedException("site " + name + " cannot start: " + engine.failure());
         }
         SiteContext ctx = new SiteContext(name, target, UserDirectory.parse(c.get("users")), engine,
@@ -172,7 +186,7 @@ public final class Site implements AutoCloseable {
         engine.onCommit(r -> {
             if (r.changesCatalog()) ctx.classifiers().catalogChanged(r.database());
         });
-        ProxyServer proxy = new ProxyServer(ctx, c.get("proxy.host"), c.getInt("proxy.port"));
+        ProxyServer proxy = new ProxyServer(ctx, listening);
         LOG.info("site {} ready: proxy on {}:{}, replica {}, {} delivery, {} execution", name, c.get("proxy.host"), proxy.port(), target,
                 c.get("delivery"), c.get("execution"));
         Site site = new Site(name, pool, executor, engine, gcs, proxy, channel);
@@ -230,6 +244,14 @@ public final class Site implements AutoCloseable {
         LOG.info("serving at most {} client sessions (replica max_connections {}, {} reserved for superusers, {} for replication, {} spare)",
                 limit, maxConnections, reserved, replication, CONNECTION_MARGIN);
         return limit;
+    }
+
+    private static void closeQuietly(java.net.ServerSocket s) {
+        try {
+            s.close();
+        } catch (java.io.IOException ignored) {
+            // closing
+        }
     }
 
     /** Configured primary sites: {@code tables.TABLE.primary} or {@code tables.SCHEMA.TABLE.primary}. */

@@ -89,6 +89,20 @@ public final class FunctionBodies {
         return out;
     }
 
+    /**
+     * The same judgement for a function already in the catalog (its language and {@code prosrc}), e.g.
+     * one created directly in a replica: also a body that reads the clock without the proxy's rewriting.
+     */
+    public static List<String> problemsOfBody(String language, String body) {
+        // bodies in other languages (C, internal...) are not read: their calls lock every table, as before
+        if (body == null || !(language.equalsIgnoreCase("plpgsql") || language.equalsIgnoreCase("sql"))) return List.of();
+        String tag = "$wanrep_body$";
+        List<String> out = new ArrayList<>(problems("CREATE FUNCTION f() LANGUAGE " + language + " AS " + tag + body + tag));
+        if (org.wanrep.frontend.TimeRewriting.readsClock(body))
+            out.add("the clock or gen_random_uuid() in a body not defined through wanrep (each site would read its own)");
+        return out;
+    }
+
     /** The dollar-quoted bodies of the statement (the AS clause or the DO block), outermost only. */
     static List<String> bodies(String stmt) {
         List<String> out = new ArrayList<>();

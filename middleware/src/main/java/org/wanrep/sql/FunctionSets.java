@@ -85,7 +85,7 @@ final class FunctionSets {
     }
 
     /** schema.name of a user function as called, or null if the catalog has none of that name. */
-    private String qualify(String call) {
+    String qualify(String call) {
         if (call.contains(".")) return cat.functionBodies.containsKey(call) ? call : null;
         if (cat.functionBodies.containsKey("public." + call)) return "public." + call;
         String found = null;

@@ -87,6 +87,7 @@ public final class SqlClassifier extends UnitClassifier {
     @Override public void catalogChanged() {
         super.catalogChanged();
         byShape.clear();
+        bodyProblems.clear();
         catalog = null;   // read again at the next use
     }
 
@@ -116,6 +117,20 @@ public final class SqlClassifier extends UnitClassifier {
         return a;
     }
 
+    /** Problems of user functions' bodies, by name as called, for the current catalog. */
+    private final Map<String, List<String>> bodyProblems = new ConcurrentHashMap<>();
+
+    private List<String> bodyProblems(Catalog cat, String called) {
+        return bodyProblems.computeIfAbsent(called, f -> {
+            String q = functionSets(cat).qualify(f);
+            if (q == null) return List.of();
+            List<String> out = new java.util.ArrayList<>();
+            for (Catalog.Function fn : cat.functionBodies.getOrDefault(q, List.of()))
+                out.addAll(FunctionBodies.problemsOfBody(fn.language(), fn.body()));
+            return List.copyOf(out);
+        });
+    }
+
     private UnitAnalysis refine(String stmt, UnitAnalysis kw) {
         Catalog cat = catalog();
         Set<String> calls = SqlText.functionCalls(stmt);
@@ -129,6 +144,16 @@ public final class SqlClassifier extends UnitClassifier {
             if (WRITING_BUILTINS.contains(bare)) { unknownFunction = true; continue; }
             if (f.startsWith("pg_catalog.") || (!f.contains(".") && cat.builtinFunctions.contains(bare))) continue;
             TableSet t = functionSets(cat).of(f);   // configured, else derived from the body
+            if (!writeSets && (t == null || !t.writes().isEmpty() || t.all())) {
+                // every site runs a writing call: a body that cannot give the same result everywhere (e.g. one
+                // created directly in a replica, never seen by the proxy) is refused here, not run
+                List<String> problems = bodyProblems(cat, f);
+                if (!problems.isEmpty())
+                    return UnitAnalysis.refused(PgError.error("0A000", "wanrep: function " + f
+                                    + " would give different results at different sites under symmetric execution: " + String.join("; ", problems))
+                            .withHint("Define it through wanrep (which makes clocks and random values replicable), add ORDER BY on a unique key, "
+                                    + "or use execution: primary-copy or local-copy."));
+            }
             if (t == null) unknownFunction = true;
             else configured = configured == null ? t : union(configured, t);
         }

@@ -97,4 +97,28 @@ class DeterministicFunctionsTest {
             assertThat(c.check().values()).containsOnly("same");
         }
     }
+
+    /** A function created directly in a replica (never seen by the proxy) that reads the clock is refused when called. */
+    @Test
+    void aClockReadingFunctionCreatedOutsideWanrepIsRefusedWhenCalled() throws Exception {
+        try (TestCluster c = new TestCluster(List.of("a", "b", "c"), "lan", Map.of("delivery", "safe"))) {
+            try (Connection x = c.connect(0); Statement st = x.createStatement()) {
+                st.execute("CREATE TABLE stamps (id int PRIMARY KEY, t timestamptz)");
+            }
+            c.awaitQuiescent();
+            for (org.wanrep.pg.LocalPostgres pg : c.pgs) {   // as a dump restored into each replica would
+                try (Connection x = pg.connect(); Statement st = x.createStatement()) {
+                    st.execute("CREATE FUNCTION stamp_it(p int) RETURNS void LANGUAGE plpgsql AS $$ BEGIN INSERT INTO stamps VALUES (p, now()); END $$");
+                }
+            }
+            try (Connection x = c.connect(1); Statement st = x.createStatement()) {
+                st.execute("ALTER TABLE stamps ADD COLUMN note text");   // any DDL through the proxy: the catalog is read again
+                assertThatThrownBy(() -> st.execute("SELECT stamp_it(1)"))
+                        .isInstanceOf(SQLException.class)
+                        .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("0A000"))
+                        .hasMessageContaining("stamp_it").hasMessageContaining("clock");
+            }
+            assertThat(c.check().values()).containsOnly("same");
+        }
+    }
 }
