@@ -19,8 +19,8 @@ import java.util.Set;
  * ({@code crash}), kill -9 the middleware of the site that orders messages ({@code sequencer-crash}), SIGSTOP then
  * SIGCONT a middleware ({@code pause}), kill -9 a replica's PostgreSQL postmaster ({@code pg-crash}). A killed site
  * stays down (rejoin does not exist yet). No fault ever leaves fewer than a majority of sites running and unpaused.
- * {@code partition} isolates a site inside its JGroups stack (its traffic dropped both ways, as a network partition
- * would: {@code SET wanrep.isolated = on}, which the cluster allows with {@code testing.fault_injection = on}) for 3-12 s,
+ * {@code partition} isolates a site inside its JGroups stack (every site drops what it receives from the other side, as a
+ * network partition would: {@code SET wanrep.partitioned_from}, which the cluster allows with {@code testing.fault_injection = on}) for 3-12 s,
  * then heals; one isolated long enough to be excluded stops when it finds it missed transactions, so it counts as down.
  */
 final class Faults implements Runnable {
@@ -157,13 +157,13 @@ final class Faults implements Runnable {
             case PARTITION -> {
                 long ms = 3000 + rnd.nextInt(9000);
                 ms = Math.max(500, Math.min(ms, (until - System.nanoTime()) / 1_000_000));
-                out.printf("history-check: t=%.1fs fault partition %s (isolated inside its JGroups stack for %d ms)%n", start / 1e9, target.name(), ms);
+                out.printf("history-check: t=%.1fs fault partition %s (cut off from the others inside the JGroups stacks for %d ms)%n", start / 1e9, target.name(), ms);
                 dead.add(target.name());   // excluded meanwhile, it stops for good when it finds what it missed
-                String note = isolate(target, true) ? "isolated for " + ms + " ms" : "could not isolate (proxy did not answer)";
+                String note = partition(target, true) ? "cut off for " + ms + " ms" : "could not cut it off (a proxy did not answer)";
                 try {
                     Thread.sleep(ms);
                 } finally {
-                    isolate(target, false);
+                    partition(target, false);
                 }
                 injected.add(new Fault(k.label(), target.name(), start, rel(), note));
             }
@@ -175,8 +175,21 @@ final class Faults implements Runnable {
         out.printf("history-check: t=%.1fs fault %s %s (%s)%n", f.startNanos() / 1e9, f.kind(), f.site(), f.note());
     }
 
-    /** Isolates a site from the group, or lifts it, through its proxy (fault injection must be on). */
-    static boolean isolate(ClusterLayout.SiteEntry s, boolean on) {
+    /**
+     * Cuts {@code target} off from the other sites, both ways, or heals: each site drops what it receives from
+     * the other side (SET wanrep.partitioned_from through its proxy; fault injection must be on).
+     */
+    private boolean partition(ClusterLayout.SiteEntry target, boolean on) {
+        boolean all = true;
+        List<String> others = layout.sites().stream().map(ClusterLayout.SiteEntry::name).filter(n -> !n.equals(target.name())).toList();
+        for (ClusterLayout.SiteEntry s : layout.sites()) {
+            String from = !on ? "" : s.name().equals(target.name()) ? String.join(",", others) : target.name();
+            all &= setPartition(s, from);
+        }
+        return all;
+    }
+
+    private static boolean setPartition(ClusterLayout.SiteEntry s, String from) {
         java.util.Properties p = new java.util.Properties();
         p.setProperty("user", "postgres");
         p.setProperty("connectTimeout", "5");
@@ -184,7 +197,7 @@ final class Faults implements Runnable {
         p.setProperty("preferQueryMode", "simple");
         String url = "jdbc:postgresql://" + s.proxy_host() + ":" + s.proxy_port() + "/postgres";
         try (java.sql.Connection c = java.sql.DriverManager.getConnection(url, p); java.sql.Statement st = c.createStatement()) {
-            st.execute("SET wanrep.isolated = " + (on ? "on" : "off"));
+            st.execute("SET wanrep.partitioned_from = '" + from + "'");
             return true;
         } catch (java.sql.SQLException e) {
             return false;

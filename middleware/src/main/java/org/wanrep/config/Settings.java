@@ -19,7 +19,7 @@ public final class Settings {
             Setting.choice("execution", "symmetric", "who executes update transactions", "symmetric", "primary-copy", "local-copy"),
             Setting.choice("delivery", "safe", "total-order delivery guarantee for update transactions", "agreed", "safe", "opt-safe"),
             Setting.choice("queries", "snapshot", "read-only transactions: local snapshot, or middleware read locks", "snapshot", "locked"),
-            Setting.choice("testing.fault_injection", "off", "lets clients isolate this site from the group (SET wanrep.isolated = on/off), as a partition would: for history-check and tests only, never in production", "off", "on"),
+            Setting.choice("testing.fault_injection", "off", "lets clients cut this site off from other sites (SET wanrep.partitioned_from = 'a,b'; '' heals): what it receives from them is dropped, as in a partition: for history-check and tests only, never in production", "off", "on"),
             Setting.of("pool.size", "16", "backend connections per site for replicated execution"),
             Setting.of("writeset.appliers", "4", "write-set policies: connections per database that apply write sets shipped by other sites"),
             Setting.of("pool.wait_timeout_ms", "30000", "how long a request waits for a backend connection before SQLSTATE 53300"),

@@ -290,16 +290,11 @@ public final class ClientSession implements Runnable {
         }
         if (unit.size() == 1 && unit.get(0).kind() == 'Q' && answerOwnCommand(unit.get(0).queryText())) return;
         if (unit.get(0).kind() == 'P' && answerOwnCommandExtended(unit)) return;
-        if (!ctx.engine().current() && !awaitCurrent()) {   // paused, cut off or failed: this replica may be stale, so it answers nothing
-            PgError e = notCurrent();
-            if (block != null && backend.status() == 'T') raiseInBlock(unit, e);
-            else replyError(unit, e);
-            return;
-        }
         unit = TimeRewriting.rewrite(unit);
         if (block == null && unit.size() == 1 && unit.get(0).kind() == 'Q') {
             String inner = WrappedBlock.inner(unit.get(0).queryText());
             if (inner != null) {   // BEGIN; ...; COMMIT in one request, as schema scripts and psql -c are written
+                if (!servesData(unit)) return;
                 runWrappedBlock(unit, inner);
                 maybeRefreshSettings(List.of(inner));
                 return;
@@ -308,6 +303,9 @@ public final class ClientSession implements Runnable {
         boolean executes = unit.stream().anyMatch(m -> m.kind() == 'Q' || m.kind() == 'E');
         List<String> texts = executes ? statementTexts(unit) : List.of();
         UnitAnalysis a = executes ? ctx.classifiers().forDatabase(database).analyze(texts) : UnitAnalysis.local();
+        // paused, cut off or failed: this replica may be stale, so it answers nothing from it (session commands
+        // such as the SETs a driver sends at connect, which read no table, still work)
+        if (!sessionCommandsOnly(texts) && !servesData(unit)) return;
         if (a.route() == Route.REFUSED) {
             if (block != null) raiseInBlock(unit, a.error());
             else replyError(unit, a.error());
@@ -452,6 +450,28 @@ public final class ClientSession implements Runnable {
             WireMessage m = backend.read();
             if (m.kind() == 'E') LOG.warn("keeping the client's named statements: {}", PgError.parse(m));
         }
+    }
+
+    private static final java.util.Set<String> SESSION_COMMANDS = java.util.Set.of("set", "show", "reset", "discard", "deallocate", "begin",
+            "start", "commit", "end", "rollback", "abort", "savepoint", "release");
+
+    /** Whether every statement of the request is a session command (no table read or written), by its leading word. */
+    private static boolean sessionCommandsOnly(List<String> texts) {
+        for (String t : texts)
+            for (String st : UnitClassifier.splitStatements(t)) {
+                String w = UnitClassifier.stripComments(st).trim().split("[\\s;(]+", 2)[0].toLowerCase(java.util.Locale.ROOT);
+                if (!SESSION_COMMANDS.contains(w)) return false;
+            }
+        return true;
+    }
+
+    /** Whether this site may answer from its replica now (waiting briefly); if not, the request gets 57P03. */
+    private boolean servesData(List<WireMessage> unit) throws IOException {
+        if (ctx.engine().current() || awaitCurrent()) return true;
+        PgError e = notCurrent();
+        if (block != null && backend.status() == 'T') raiseInBlock(unit, e);
+        else replyError(unit, e);
+        return false;
     }
 
     /** A short wait for the lease (it renews within a heartbeat; a crashed member's view change takes a moment). */

@@ -24,15 +24,16 @@ final class OwnCommands {
 
     private static final Pattern COMMAND = Pattern.compile("(?is)\\s*(show|reset)\\s+wanrep\\.(phases|sites)\\s*;?\\s*");
 
-    private static final Pattern ISOLATE = Pattern.compile("(?is)\\s*set\\s+wanrep\\.isolated\\s*(=|to)\\s*'?(on|off|true|false)'?\\s*;?\\s*");
+    private static final Pattern ISOLATE = Pattern.compile("(?is)\\s*set\\s+wanrep\\.partitioned_from\\s*(=|to)\\s*'([A-Za-z0-9_,\\- ]*)'\\s*;?\\s*");
 
     /** The answer to {@code sql} if it is one of our commands, else null (nothing is done). */
     static Answer answer(String sql, SiteContext ctx) {
         Matcher i = ISOLATE.matcher(sql);
         if (i.matches() && ctx.faultInjection() && ctx.engine().gcs() instanceof org.wanrep.gcs.jgroups.JGroupsGcs g) {
-            // fault injection (testing.fault_injection = on): this site's group traffic is dropped both ways
-            String v = i.group(2).toLowerCase(Locale.ROOT);
-            g.isolate(v.equals("on") || v.equals("true"));
+            // fault injection (testing.fault_injection = on): what this site receives from these sites is dropped
+            java.util.Set<String> from = new java.util.TreeSet<>();
+            for (String x : i.group(2).split(",")) if (!x.isBlank()) from.add(x.trim());
+            g.partitionFrom(from);
             return new Answer("SET", null, List.of());
         }
         Matcher m = COMMAND.matcher(sql);

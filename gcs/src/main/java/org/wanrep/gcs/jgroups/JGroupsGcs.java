@@ -199,10 +199,10 @@ public final class JGroupsGcs implements Gcs, Receiver {
     }
 
     @Override public String self() { return self; }
-    /** Fault injection: drops this member's traffic both ways inside the stack (a partition), or stops dropping it. */
-    public void isolate(boolean on) {
-        ((WAN_DELAY) channel.getProtocolStack().findProtocol(WAN_DELAY.class)).isolate(on);
-        LOG.warn("{}: {}", self, on ? "ISOLATED from the group (fault injection)" : "isolation lifted (fault injection)");
+    /** Fault injection: drops everything received from these sites (a partition), or heals with an empty set. */
+    public void partitionFrom(java.util.Set<String> sites) {
+        ((WAN_DELAY) channel.getProtocolStack().findProtocol(WAN_DELAY.class)).partitionFrom(sites);
+        LOG.warn("{}: {}", self, sites.isEmpty() ? "partition healed (fault injection)" : "cut off from " + sites + " (fault injection)");
     }
 
     @Override public boolean current() { return !closed && now() < leaseUntil; }

@@ -49,28 +49,31 @@ public class WAN_DELAY extends Protocol {
     }
 
     /**
-     * Fault injection: an isolated member's traffic is dropped both ways, inside the stack, as a network
-     * partition would drop it (its TCP connections stay up, so only the failure detector's timeout notices).
-     * Its messages carry a mark that every receiver drops; it drops everything it receives from others.
+     * Fault injection: the sites whose traffic this member drops on receipt, as a network partition
+     * would (TCP connections stay up, so only the failure detector's timeout notices). Dropping on
+     * receipt only, by the receiver's current state, lets retransmissions through once the partition
+     * heals: the reliable streams below the total order then recover, as after a real partition.
      */
-    private volatile boolean isolated;
+    private volatile java.util.Set<String> partitionedFrom = java.util.Set.of();
 
-    public void isolate(boolean on) { isolated = on; }
+    /** Drops (from now on) everything received from these sites; an empty set heals. */
+    public void partitionFrom(java.util.Set<String> sites) { partitionedFrom = java.util.Set.copyOf(sites); }
 
-    public boolean isolated() { return isolated; }
+    public java.util.Set<String> partitionedFrom() { return partitionedFrom; }
 
     @Override public Object down(Message msg) {
-        if (self >= 0 || isolated) msg.putHeader(PROTOCOL_ID, new SiteHeader((short) self, isolated));
+        if (self >= 0) msg.putHeader(PROTOCOL_ID, new SiteHeader((short) self));
         return down_prot.down(msg);
     }
 
-    /** Whether a received message must be dropped because its sender or this member is isolated. */
+    /** Whether a received message must be dropped: its sender's site is cut off from this member. */
     private boolean dropped(Message msg) {
-        boolean fromSelf = local_addr != null && local_addr.equals(msg.getSrc());
-        if (fromSelf) return false;   // our own multicast, looped back by the transport
-        if (isolated) return true;
-        SiteHeader h = msg.getHeader(PROTOCOL_ID);
-        return h != null && h.isolated;
+        java.util.Set<String> cut = partitionedFrom;
+        if (cut.isEmpty() || msg.getSrc() == null) return false;
+        String name = org.jgroups.util.NameCache.get(msg.getSrc());
+        if (name == null) return false;
+        int slash = name.indexOf('/');
+        return cut.contains(slash < 0 ? name : name.substring(0, slash));
     }
 
     private long delayNanos(Message msg) {
@@ -154,18 +157,15 @@ public class WAN_DELAY extends Protocol {
     /** The sender's site, as its index in the latency matrix. */
     public static final class SiteHeader extends Header {
         short site;
-        /** The sender is isolated (fault injection): receivers drop the message. */
-        boolean isolated;
 
         public SiteHeader() {}
-        SiteHeader(short site) { this(site, false); }
-        SiteHeader(short site, boolean isolated) { this.site = site; this.isolated = isolated; }
+        SiteHeader(short site) { this.site = site; }
 
         @Override public short getMagicId() { return HEADER_ID; }
         @Override public Supplier<? extends Header> create() { return SiteHeader::new; }
-        @Override public int serializedSize() { return Short.BYTES + 1; }
-        @Override public void writeTo(DataOutput out) throws java.io.IOException { out.writeShort(site); out.writeBoolean(isolated); }
-        @Override public void readFrom(DataInput in) throws java.io.IOException { site = in.readShort(); isolated = in.readBoolean(); }
-        @Override public String toString() { return "site=" + site + (isolated ? " isolated" : ""); }
+        @Override public int serializedSize() { return Short.BYTES; }
+        @Override public void writeTo(DataOutput out) throws java.io.IOException { out.writeShort(site); }
+        @Override public void readFrom(DataInput in) throws java.io.IOException { site = in.readShort(); }
+        @Override public String toString() { return "site=" + site; }
     }
 }
