@@ -85,11 +85,8 @@ public final class LocalCluster {
         return layout;
     }
 
-    private static int freeGcsPort() throws IOException {
-        while (true) {
-            int p = LocalPostgres.freePort();
-            if (p + 100 < 65535) return p;   // FD_SOCK2 uses port + 100
-        }
+    private static int freeGcsPort() {
+        return org.wanrep.gcs.jgroups.GcsSettings.freePorts(1).get(0);   // it and FD_SOCK2's port + 100, apart from PostgreSQL's
     }
 
     /** The middleware command's own entry point, named so this package does not depend on the command line's. */

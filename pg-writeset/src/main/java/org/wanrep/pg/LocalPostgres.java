@@ -197,12 +197,15 @@ public final class LocalPostgres implements AutoCloseable {
      * connections (as {@code bind(0)} does) can be taken by any client socket before our server binds it.
      */
     public static int freePort() throws IOException {
+        // 10000-19999: the group-communication ports of in-process tests are drawn above (GcsSettings.freePorts), and
+        // a port handed out in this process is not handed out again (it may not be bound yet)
         int[] range = ephemeralRange();
-        int low = 10_000, high = Math.max(low + 1000, range[0]);
+        int low = 10_000, high = Math.min(20_000, Math.max(low + 1000, range[0]));
         java.util.concurrent.ThreadLocalRandom r = java.util.concurrent.ThreadLocalRandom.current();
         for (int i = 0; i < 1000; i++) {
             int p = low + r.nextInt(high - low);
             if (p >= range[0] && p <= range[1]) continue;
+            if (!HANDED_OUT.add(p)) continue;
             try (ServerSocket s = new ServerSocket()) {
                 s.setReuseAddress(false);
                 s.bind(new InetSocketAddress("127.0.0.1", p));
@@ -213,6 +216,8 @@ public final class LocalPostgres implements AutoCloseable {
         }
         throw new IOException("no free port found in " + low + "-" + high);
     }
+
+    private static final java.util.Set<Integer> HANDED_OUT = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     /** The kernel's ephemeral port range (Linux), or the IANA default elsewhere. (readString reads 1 byte of this procfs file on JDK 25.) */
     static int[] ephemeralRange() {

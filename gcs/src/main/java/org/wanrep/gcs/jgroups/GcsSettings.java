@@ -44,14 +44,19 @@ public record GcsSettings(String cluster, String site, String incarnation, List<
         List<Integer> out = new java.util.ArrayList<>();
         java.util.Random r = new java.util.Random();
         // below the kernel's ephemeral range, which any outgoing connection may take before we bind
-        int low = 10_000, high = Math.max(low + 1000, ephemeralLow() - 101);
+        // 20000 up to the ephemeral range (PostgreSQL test servers take 10000-19999); never twice in one process
+        int low = 20_000, high = Math.max(low + 1000, ephemeralLow() - 101);
         while (out.size() < n) {
             int p = low + r.nextInt(high - low);
-            if (out.contains(p) || !free(p) || !free(p + 100)) continue;
+            if (out.contains(p) || HANDED_OUT.contains(p) || HANDED_OUT.contains(p + 100) || !free(p) || !free(p + 100)) continue;
+            HANDED_OUT.add(p);
+            HANDED_OUT.add(p + 100);
             out.add(p);
         }
         return out;
     }
+
+    private static final java.util.Set<Integer> HANDED_OUT = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     private static int ephemeralLow() {
         try {
