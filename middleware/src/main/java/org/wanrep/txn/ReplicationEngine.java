@@ -149,7 +149,9 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
      */
     public boolean current() {
         Gcs g = gcs;
-        return failure == null && g != null && g.current();
+        // the member's lease, and the engine has accepted the member's latest view: a member back in a new view
+        // renews its lease within a round trip, before the engine has found that it missed transactions
+        return failure == null && g != null && g.current() && acceptedView == g.view();
     }
 
     /**
@@ -363,8 +365,16 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         return t;
     }
 
+    /** The last view this engine fully accepted: a site answers only in it (see {@link #current()}). */
+    private volatile GcsView acceptedView;
+
     @Override public void viewChanged(GcsView v) {
         if (failure != null) return;
+        viewChangedChecked(v);
+        if (failure == null) acceptedView = v;
+    }
+
+    private void viewChangedChecked(GcsView v) {
         GcsView before = view;
         view = v;
         if (!v.primary()) {
