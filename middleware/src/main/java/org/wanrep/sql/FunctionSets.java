@@ -361,18 +361,7 @@ final class FunctionSets {
         return TableSet.of(reads, writes);
     }
 
-    private Set<String> views(Set<String> names) {
-        Set<String> out = new HashSet<>(), seen = new HashSet<>();
-        ArrayDeque<String> todo = new ArrayDeque<>(names);
-        while (!todo.isEmpty()) {
-            String n = todo.poll();
-            if (!seen.add(n)) continue;
-            Set<String> bases = cat.viewBases.get(n);
-            if (bases == null) out.add(n);
-            else todo.addAll(bases);
-        }
-        return out;
-    }
+    private Set<String> views(Set<String> names) { return SqlClassifier.expandViews(cat, names); }
 
     static TableSet union(TableSet a, TableSet b) {
         if (a.all() || b.all()) return TableSet.allTables();

@@ -316,7 +316,8 @@ public final class SqlClassifier extends UnitClassifier {
         return new UnitAnalysis(kw.route(), TableSet.allTables(), kw.random(), kw.timeFunctions(), kw.catalogChange(), null);
     }
 
-    private static Set<String> expandViews(Catalog cat, Set<String> names) {
+    /** Views replaced by their base tables, transitively. */
+    static Set<String> expandViews(Catalog cat, Set<String> names) {
         Set<String> out = new HashSet<>();
         ArrayDeque<String> todo = new ArrayDeque<>(names);
         Set<String> seen = new HashSet<>();
