@@ -108,7 +108,15 @@ public final class FlushPlanner {
         Map<MsgId, Integer> holders = new HashMap<>();
         long fromSlot = Long.MAX_VALUE, gsnBefore = 0;
         for (Proto.FlushState s : cont) {
+            // A plan this member accepted that provably never committed was delivered by nobody: its
+            // assignments rank below every other authority. Otherwise they would override what the
+            // sequencer assigned and may already have delivered (agreed delivery), and that member
+            // would get the same message again in another slot.
+            long uncommitted = s.acceptedEpoch().number() > 0 && !s.acceptedEpoch().equals(s.installedEpoch())
+                    && !mayHaveCommitted(s.acceptedEpoch(), s.acceptedMembers(), reports)
+                    ? Levels.plan(s.acceptedEpoch().number()) : -1;
             for (Proto.Assignment a : s.assignments()) {
+                if (a.level() == uncommitted) a = new Proto.Assignment(a.slot(), a.id(), 0);
                 Proto.Assignment cur = assign.get(a.slot());
                 if (cur == null || a.level() > cur.level()) assign.put(a.slot(), a);
             }
@@ -124,12 +132,19 @@ public final class FlushPlanner {
         List<Proto.Assignment> plan = new ArrayList<>();
         List<Proto.Held> ship = new ArrayList<>();
         Set<MsgId> assigned = new HashSet<>();
-        for (Proto.Assignment a : assign.values()) if (a.id() != null) assigned.add(a.id());
+        // one slot per message: where authorities put it in two slots, the higher-ranked (then the earlier) one
+        Map<MsgId, Proto.Assignment> placed = new HashMap<>();
+        for (Proto.Assignment a : assign.values()) {
+            if (a.id() == null) continue;
+            assigned.add(a.id());
+            placed.merge(a.id(), a, (x, y) -> y.level() > x.level() ? y : x);
+        }
         long slot = fromSlot, gsn = gsnBefore;
         long end = assign.isEmpty() ? fromSlot - 1 : Math.max(fromSlot - 1, assign.lastKey());
         for (; slot <= end; slot++) {
             Proto.Assignment a = assign.get(slot);
             MsgId id = a == null ? null : a.id();
+            if (id != null && placed.get(id) != a) id = null;        // it goes in its other slot
             if (id != null && !data.containsKey(id)) id = null;   // lost with its holders: nobody continuing delivered it
             plan.add(new Proto.Assignment(slot, id, level));
             if (id != null) {

@@ -63,6 +63,7 @@ public final class TotalOrderCore {
     private Proto.Proposal accepted;                   // plan accepted in phase 1, not yet committed
     private boolean joinedPending;                     // accepted a plan as a joiner, not yet installed
     private Proto.Proposal joinedVia;                  // that plan
+    private boolean acceptedAsJoiner;                  // the accepted plan takes this member in afresh
 
     // --- ordering state
     private final TreeMap<Long, Assign> slots = new TreeMap<>();
@@ -109,6 +110,8 @@ public final class TotalOrderCore {
     public long deliveredGsn() { return gsn; }
     public String sequencer() { return mode == Mode.NORMAL ? sequencer : null; }
     public int heldCount() { return held.size(); }
+    /** Members of a flush plan this member accepted and has not seen installed (empty if none). */
+    public List<String> acceptedPlanMembers() { return acceptedMembers; }
 
     // ------------------------------------------------------------------ application side
 
@@ -376,7 +379,10 @@ public final class TotalOrderCore {
 
     private void onProposal(String from, Proto.Proposal p) {
         if (!from.equals(sequencerOf(viewMembers))) return;
-        if (FlushPlanner.continuing(installed, acceptedEpoch, acceptedBase, p.baseEpoch())) {
+        boolean continuing = FlushPlanner.continuing(installed, acceptedEpoch, acceptedBase, p.baseEpoch());
+        // diverged: from now on it reports no installed epoch, so no later flush takes it as continuing either
+        if (continuing && contradicts(p)) { continuing = false; installed = Epoch.NONE; }
+        if (continuing) {
             long level = Levels.plan(p.newEpoch().number());
             for (Proto.Assignment a : p.assignments()) slots.put(a.slot(), new Assign(a.id(), level));
             for (Proto.Held h : p.data()) held.putIfAbsent(h.id(), new Entry(h.id(), h.delivery(), h.payload()));
@@ -387,6 +393,7 @@ public final class TotalOrderCore {
             acceptedEpoch = p.newEpoch();
             acceptedBase = p.baseEpoch();
             acceptedMembers = List.copyOf(p.members());
+            acceptedAsJoiner = false;
         } else {
             // A joiner: it becomes a member of the proposed epoch right away, from its start, so that if
             // the plan commits elsewhere and the next view comes first, it still counts as continuing
@@ -405,10 +412,26 @@ public final class TotalOrderCore {
             acceptedMembers = List.of();
             joinedPending = true;
             joinedVia = p;
+            acceptedAsJoiner = true;
         }
         accepted = p;
         if (from.equals(self)) onProposalAck(self, 0);
         else fx.send(from, new Proto.ProposalAck(p.viewId()));
+    }
+
+    /**
+     * Whether the plan puts another message in a slot this member already delivered. Only agreed
+     * delivery allows it (a sequencer delivers its order before anyone else holds it, and a flush
+     * without it may decide that slot otherwise): the member then joins afresh rather than continue
+     * a history it has already departed from.
+     */
+    private boolean contradicts(Proto.Proposal p) {
+        for (Proto.Assignment a : p.assignments()) {
+            if (a.slot() >= nextDeliver) break;
+            Assign mine = slots.get(a.slot());
+            if (mine != null && !java.util.Objects.equals(mine.id, a.id())) return true;
+        }
+        return false;
     }
 
     private void onProposalAck(String from, long now) {
@@ -422,7 +445,7 @@ public final class TotalOrderCore {
     private void onCommit(String from, long now) {
         Proto.Proposal p = accepted;
         if (p == null || p.viewId() != lastViewId || !from.equals(sequencerOf(viewMembers))) return;
-        boolean cont = FlushPlanner.continuing(installed, acceptedEpoch, acceptedBase, p.baseEpoch());
+        boolean cont = !acceptedAsJoiner && FlushPlanner.continuing(installed, acceptedEpoch, acceptedBase, p.baseEpoch());
         if (cont && joinedPending) {
             // it joined an epoch whose commit it missed and now continues from it: say where its history
             // starts before delivering anything of it

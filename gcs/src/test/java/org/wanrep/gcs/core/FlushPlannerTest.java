@@ -85,4 +85,31 @@ class FlushPlannerTest {
         reports.remove("s2/1");
         assertThat(FlushPlanner.plan(7, List.of("s3/1", "s0/2"), reports)).isNull();
     }
+
+    /**
+     * The engine simulation's seed 404, by hand. Epoch 1 = {s0..s3}, s0 its sequencer. s0 ordered its own
+     * AGREED message m at slot 11 and delivered it at once, then was cut off. s1 proposed epoch 2 =
+     * {s1,s2,s3} putting s1's message x at slot 11; s2 accepted; s1 crashed before s3 accepted, so epoch 2
+     * never committed. s0, s2, s3 flush: slot 11 stays m (s0 delivered it; the rival plan was delivered by
+     * nobody), x goes after it, and no message is placed twice.
+     */
+    @Test
+    void aPlanThatNeverCommittedDoesNotOverrideWhatTheSequencerDelivered() {
+        List<String> four = List.of("s0/1", "s1/1", "s2/1", "s3/1"), three = List.of("s1/1", "s2/1", "s3/1");
+        Epoch e1 = new Epoch(1, 1, "s0/1"), e2 = new Epoch(2, 3, "s1/1");
+        MsgId m = new MsgId("s0/1", 9), x = new MsgId("s1/1", 1);
+        long seq = Levels.sequencer(1), plan2 = Levels.plan(2);
+        Map<String, Proto.FlushState> reports = new LinkedHashMap<>();
+        reports.put("s0/1", new Proto.FlushState(6, e1, four, true, Epoch.NONE, Epoch.NONE, List.of(), 12, 11,
+                List.of(new Proto.Assignment(11, m, seq)), List.of(held(m, Delivery.AGREED)), Map.of("s0/1", 9L)));
+        reports.put("s2/1", new Proto.FlushState(6, e1, four, true, e2, e1, three, 11, 10,
+                List.of(new Proto.Assignment(11, x, plan2)), List.of(held(x, Delivery.AGREED)), Map.of("s1/1", 1L)));
+        reports.put("s3/1", new Proto.FlushState(6, e1, four, true, Epoch.NONE, Epoch.NONE, List.of(), 11, 10,
+                List.of(), List.of(held(x, Delivery.AGREED)), Map.of("s1/1", 1L)));
+        Proto.Proposal p = FlushPlanner.plan(6, List.of("s0/1", "s2/1", "s3/1"), reports);
+        assertThat(p).isNotNull();
+        assertThat(p.fromSlot()).isEqualTo(11);
+        assertThat(p.assignments()).extracting(Proto.Assignment::id).containsExactly(m, x);
+        assertThat(p.gsnAtStart()).isEqualTo(12);
+    }
 }

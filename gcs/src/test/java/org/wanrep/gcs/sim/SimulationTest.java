@@ -84,7 +84,7 @@ class SimulationTest {
         for (Simulator.Node n : sim.alive()) sim.multicast(n.name, Delivery.SAFE, new byte[]{1});
         sim.runUntil(sim.now + 3000);
         List<String> survivors = sim.alive().stream().map(n -> n.name).toList();
-        if (!sim.checker.progressExpected(survivors)) {
+        if (!sim.progressExpected(survivors)) {
             // the history is gone with a majority of the last primary view, or the survivors cannot know
             // whether it was installed: nobody may start a new one without it
             for (Simulator.Node n : sim.alive())
