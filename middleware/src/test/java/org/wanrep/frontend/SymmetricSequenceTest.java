@@ -1,6 +1,7 @@
 package org.wanrep.frontend;
 
 
+import org.wanrep.txn.ReorderingListener;
 import org.junit.jupiter.api.Test;
 import org.wanrep.gcs.wan.LatencyMatrix;
 

@@ -1,5 +1,6 @@
 package org.wanrep.frontend;
 
+import org.wanrep.txn.ReorderingListener;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;

@@ -1,5 +1,6 @@
 package org.wanrep.txn.sim;
 
+import org.wanrep.txn.ReorderingListener;
 import ch.qos.logback.classic.Level;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;

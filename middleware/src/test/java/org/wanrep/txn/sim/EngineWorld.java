@@ -1,5 +1,6 @@
 package org.wanrep.txn.sim;
 
+import org.wanrep.txn.ReorderingListener;
 import org.wanrep.gcs.Delivery;
 import org.wanrep.gcs.Gcs;
 import org.wanrep.gcs.GcsListener;

@@ -1,4 +1,4 @@
-package org.wanrep.txn.sim;
+package org.wanrep.txn;
 
 import org.wanrep.gcs.Delivery;
 import org.wanrep.gcs.GcsListener;
@@ -14,15 +14,17 @@ import java.util.Random;
 /**
  * Forces optimistic deliveries out of the final order, as a WAN with different paths would: holds
  * them back and releases them shuffled, always before their final delivery. Called on the single
- * delivery thread, so it needs no locking. (A copy of frontend's, drawing from the simulation's seed.)
+ * delivery thread, so it needs no locking.
  */
-final class ReorderingListener implements GcsListener {
+public final class ReorderingListener implements GcsListener {
     private final GcsListener inner;
     private final Random random;
     private final List<GcsMessage> held = new ArrayList<>();
-    int reordered;
+    public int reordered;
 
-    ReorderingListener(GcsListener inner, Random random) {
+    public ReorderingListener(GcsListener inner, long seed) { this(inner, new Random(seed)); }
+
+    public ReorderingListener(GcsListener inner, Random random) {
         this.inner = inner;
         this.random = random;
     }
