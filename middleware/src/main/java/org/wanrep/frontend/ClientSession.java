@@ -45,6 +45,9 @@ public final class ClientSession implements Runnable {
 
     private final SiteContext ctx;
     private final WireStream client;
+    private final org.wanrep.tls.TlsContext tls;   // null: no TLS offered
+    private final boolean requireTls;
+    private boolean encrypted;   // the startup went on inside TLS
     private BackendConnection backend;
     private CancelRegistry.Key key;
     private String database;
@@ -81,9 +84,14 @@ public final class ClientSession implements Runnable {
         String lastTag;
     }
 
-    public ClientSession(SiteContext ctx, WireStream client) {
+    public ClientSession(SiteContext ctx, WireStream client) { this(ctx, client, null, false); }
+
+    /** With {@code tls}, an SSLRequest is answered 'S' and the session goes on inside TLS; {@code requireTls} refuses sessions without. */
+    public ClientSession(SiteContext ctx, WireStream client, org.wanrep.tls.TlsContext tls, boolean requireTls) {
         this.ctx = ctx;
         this.client = client;
+        this.tls = tls;
+        this.requireTls = requireTls;
     }
 
     @Override public void run() {
@@ -118,7 +126,17 @@ public final class ClientSession implements Runnable {
         while (true) {
             PayloadReader r = new PayloadReader(client.readStartupPacket());
             int code = r.int32();
-            if (code == 80877103 || code == 80877104) {   // SSLRequest, GSSENCRequest: not offered
+            if (code == 80877103 && tls != null && !encrypted) {   // SSLRequest: 'S', then the handshake on the same socket
+                client.writeRaw('S');
+                client.startTls(tls::accept);
+                encrypted = true;
+                continue;
+            }
+            if (code == 80877103 && encrypted) {
+                sendFatal(PgError.fatal("08P01", "SSLRequest inside TLS"));
+                return false;
+            }
+            if (code == 80877103 || code == 80877104) {   // SSLRequest without TLS configured, GSSENCRequest: not offered
                 client.writeRaw('N');
                 client.flush();
                 continue;
@@ -144,6 +162,12 @@ public final class ClientSession implements Runnable {
             return false;
         }
         database = params.getOrDefault("database", user);
+        if (requireTls && !encrypted) {
+            // as a pg_hba.conf with hostssl lines only: the same class and wording as PostgreSQL's refusal
+            sendFatal(PgError.fatal("28000", "no pg_hba.conf entry for host \"" + client.socket().getInetAddress().getHostAddress()
+                    + "\", user \"" + user + "\", database \"" + database + "\", no encryption (wanrep: proxy.tls.require is on; connect with sslmode=require or stronger)"));
+            return false;
+        }
         if (params.containsKey("replication") && !params.get("replication").equals("false")) {
             sendFatal(PgError.fatal("0A000", "wanrep does not accept replication connections; connect to the replica directly"));
             return false;

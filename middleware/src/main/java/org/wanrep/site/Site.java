@@ -109,6 +109,7 @@ public final class Site implements AutoCloseable {
 
     private static Site start(Config cluster, String name, Duration joinTimeout, java.util.function.UnaryOperator<org.wanrep.gcs.GcsListener> listenerWrapper,
                               List<String> sites, Config c, java.net.ServerSocket listening) throws Exception {
+        org.wanrep.tls.TlsContext tls = proxyTls(c);   // before joining: a bad certificate is a configuration error
         BackendTarget target = new BackendTarget(c.get("postgres.host"), c.getInt("postgres.port"), c.get("postgres.user"), c.get("postgres.password"),
                 c.get("postgres.socket_dir"));
         ExecutionPolicy policy;
@@ -186,7 +187,7 @@ public final class Site implements AutoCloseable {
         engine.onCommit(r -> {
             if (r.changesCatalog()) ctx.classifiers().catalogChanged(r.database());
         });
-        ProxyServer proxy = new ProxyServer(ctx, listening);
+        ProxyServer proxy = new ProxyServer(ctx, listening, tls, c.get("proxy.tls.require").equals("on"));
         LOG.info("site {} ready: proxy on {}:{}, replica {}, {} delivery, {} execution", name, c.get("proxy.host"), proxy.port(), target,
                 c.get("delivery"), c.get("execution"));
         Site site = new Site(name, pool, executor, engine, gcs, proxy, channel);
@@ -334,6 +335,22 @@ public final class Site implements AutoCloseable {
             pool.close();
         } finally {
             down.countDown();
+        }
+    }
+
+    /** The proxy's TLS from proxy.tls.*: null when no certificate is configured. */
+    static org.wanrep.tls.TlsContext proxyTls(Config c) throws Config.ConfigException {
+        String cert = c.get("proxy.tls.cert"), key = c.get("proxy.tls.key"), ca = c.get("proxy.tls.ca");
+        if (cert.isEmpty()) {
+            if (!key.isEmpty() || !ca.isEmpty() || c.get("proxy.tls.require").equals("on"))
+                throw new Config.ConfigException("proxy.tls.key, proxy.tls.ca and proxy.tls.require need a certificate in proxy.tls.cert");
+            return null;
+        }
+        if (key.isEmpty()) throw new Config.ConfigException("proxy.tls.cert needs its private key in proxy.tls.key");
+        try {
+            return org.wanrep.tls.TlsContext.server(java.nio.file.Path.of(cert), java.nio.file.Path.of(key), ca.isEmpty() ? null : java.nio.file.Path.of(ca));
+        } catch (java.io.IOException | java.security.GeneralSecurityException e) {
+            throw new Config.ConfigException("proxy TLS: " + e);
         }
     }
 }
