@@ -111,7 +111,8 @@ public final class Site implements AutoCloseable {
                               List<String> sites, Config c, java.net.ServerSocket listening) throws Exception {
         org.wanrep.tls.TlsContext tls = proxyTls(c);   // before joining: a bad certificate is a configuration error
         BackendTarget target = new BackendTarget(c.get("postgres.host"), c.getInt("postgres.port"), c.get("postgres.user"), c.get("postgres.password"),
-                c.get("postgres.socket_dir"));
+                c.get("postgres.socket_dir"), c.get("postgres.sslmode"), c.get("postgres.sslrootcert"));
+        if (!target.sslmode().equals("disable")) org.wanrep.backend.BackendConnection.tls(target);   // a bad root certificate: refused at start
         ExecutionPolicy policy;
         try {
             policy = new ExecutionPolicy(ExecutionPolicy.kind(c.get("execution")), sites, primaries(cluster));

@@ -65,6 +65,9 @@ class TlsClientsTest {
     @AfterAll
     static void down() throws Exception {
         if (layout != null) LocalCluster.down(dir, QUIET);
+        try (var files = Files.walk(dir)) {
+            files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
     }
 
     static Connection connect(ClusterLayout.SiteEntry e, String params) throws SQLException {
