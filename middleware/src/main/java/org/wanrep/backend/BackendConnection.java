@@ -204,6 +204,9 @@ public final class BackendConnection implements AutoCloseable {
     public int secretKey() { return secretKey; }
     public BackendTarget target() { return target; }
     public String database() { return database; }
+
+    /** The role this connection logged in as. */
+    public String user() { return target.user(); }
     public ResponseTracker tracker() { return tracker; }
     public boolean isBroken() { return broken; }
 

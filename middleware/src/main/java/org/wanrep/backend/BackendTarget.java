@@ -23,6 +23,11 @@ public record BackendTarget(String host, int port, String user, String password,
         if (sslrootcert != null && sslrootcert.isBlank()) sslrootcert = null;
     }
 
+    /** The same replica, logging in as {@code user} (with {@code password}, null or empty: none). */
+    public BackendTarget as(String user, String password) {
+        return new BackendTarget(host, port, user, password == null ? "" : password, socketDir, sslmode, sslrootcert);
+    }
+
     /** pgjdbc's URL for {@code database} at this replica, with its sslmode. */
     public String jdbcUrl(String database) {
         java.nio.charset.Charset u = java.nio.charset.StandardCharsets.UTF_8;

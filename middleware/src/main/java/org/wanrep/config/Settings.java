@@ -33,6 +33,7 @@ public final class Settings {
             Setting.of("proxy.tls.key", "", "PEM private key of proxy.tls.cert (PKCS#8 or PKCS#1/SEC1, unencrypted; keep it readable by its owner only)"),
             Setting.of("proxy.tls.ca", "", "PEM CA certificates: clients over TLS must present a certificate signed by one of them (PostgreSQL's clientcert=verify-ca); empty: none asked for"),
             Setting.choice("proxy.tls.require", "off", "on: refuse clients that did not negotiate TLS with FATAL 28000, as a pg_hba hostssl line does (a CancelRequest is still taken in plain text, as libpq sends it)", "off", "on"),
+            Setting.choice("proxy.session_role", "replica-user", "as whom client sessions run at the replica: replica-user: every session logs in as postgres.user; client: a session logs in as the client's own PostgreSQL role (with its password from users; none for trust users or SCRAM verifiers, so the replica must then trust the proxy's connections) and its updates run as that role at every site, so PostgreSQL's privileges (42501) refuse them at every site alike", "replica-user", "client"),
             Setting.of("gcs.host", "127.0.0.1", "address of this site's group-communication member"),
             Setting.of("gcs.port", "7800", "JGroups TCP port of this site's member"),
             Setting.of("gcs.jitter_ms", "0", "uniform jitter added to emulated WAN delays"),

@@ -47,6 +47,7 @@ public final class ClientSession implements Runnable {
     private final WireStream client;
     private final org.wanrep.tls.TlsContext tls;   // null: no TLS offered
     private final boolean requireTls;
+    private final boolean clientRoles;   // the backend logs in as the client's role, updates run as it everywhere
     private boolean encrypted;   // the startup went on inside TLS
     private BackendConnection backend;
     private CancelRegistry.Key key;
@@ -62,6 +63,7 @@ public final class ClientSession implements Runnable {
     private boolean discardUntilSync;
     private WireMessage pushedBack;
     private volatile boolean relaying;
+    private String role;   // clientRoles: the role this session's updates run as at every site
 
     /** An interactive transaction block in progress. */
     private static final class Block {
@@ -84,14 +86,15 @@ public final class ClientSession implements Runnable {
         String lastTag;
     }
 
-    public ClientSession(SiteContext ctx, WireStream client) { this(ctx, client, null, false); }
+    public ClientSession(SiteContext ctx, WireStream client) { this(ctx, client, SessionSecurity.NONE); }
 
-    /** With {@code tls}, an SSLRequest is answered 'S' and the session goes on inside TLS; {@code requireTls} refuses sessions without. */
-    public ClientSession(SiteContext ctx, WireStream client, org.wanrep.tls.TlsContext tls, boolean requireTls) {
+    /** With TLS configured, an SSLRequest is answered 'S' and the session goes on inside TLS (see {@link SessionSecurity}). */
+    public ClientSession(SiteContext ctx, WireStream client, SessionSecurity security) {
         this.ctx = ctx;
         this.client = client;
-        this.tls = tls;
-        this.requireTls = requireTls;
+        this.tls = security.tls();
+        this.requireTls = security.requireTls();
+        this.clientRoles = security.clientRoles();
     }
 
     @Override public void run() {
@@ -179,13 +182,16 @@ public final class ClientSession implements Runnable {
         }
         admitted = true;
         if (!authenticate(user)) return false;
-        sessionSettings = new SessionSettings(ctx.backend().user());   // every client's backend runs as the replica user
+        // the backend logs in as the client's role, or as the replica user for every client
+        org.wanrep.backend.BackendTarget as = clientRoles ? ctx.backend().as(user, replicaPassword(ctx.users().find(user))) : ctx.backend();
+        role = clientRoles ? user : null;
+        sessionSettings = new SessionSettings(as.user());
         Map<String, String> forward = new LinkedHashMap<>(params);
         forward.remove("user");
         forward.remove("database");
         forward.remove("replication");
         try {
-            backend = BackendConnection.open(ctx.backend(), database, forward);
+            backend = BackendConnection.open(as, database, forward);
         } catch (BackendException e) {
             sendFatal(e.error());
             return false;
@@ -253,6 +259,16 @@ public final class ClientSession implements Runnable {
             }
         }
         return false;
+    }
+
+    /**
+     * The password the proxy logs in to the replica with as this user: the one in the users setting
+     * (the same role password at the replica), none for trust users or a SCRAM verifier (then the
+     * replica must trust the proxy's connections, e.g. its local socket).
+     */
+    public static String replicaPassword(UserDirectory.User u) {
+        if (u == null || u.secret() == null || u.secret().startsWith("SCRAM-SHA-256$")) return "";
+        return u.secret();
     }
 
     static String md5(String password, String user, byte[] salt) {
@@ -991,6 +1007,7 @@ public final class ClientSession implements Runnable {
         sessionSettings.refreshIfNeeded(backend);
         settings.clear();
         settings.putAll(sessionSettings.values());
+        if (role != null) settings.put(TxnRequest.ROLE, role);   // every site runs this session's updates as its role
     }
 
     /** An update this session's state forbids (a read-only default, another role): refused before ordering. */

@@ -19,8 +19,7 @@ public final class ProxyServer implements AutoCloseable {
     private final SiteContext ctx;
     private final Set<Socket> clients = ConcurrentHashMap.newKeySet();
     private final Thread acceptor;
-    private final org.wanrep.tls.TlsContext tls;   // null: SSLRequest answered N
-    private final boolean requireTls;
+    private final SessionSecurity security;
 
     public ProxyServer(SiteContext ctx, String host, int port) throws IOException { this(ctx, bind(host, port)); }
 
@@ -36,13 +35,12 @@ public final class ProxyServer implements AutoCloseable {
     }
 
     /** Starts accepting on {@code bound} (see {@link #bind}). */
-    public ProxyServer(SiteContext ctx, ServerSocket bound) { this(ctx, bound, null, false); }
+    public ProxyServer(SiteContext ctx, ServerSocket bound) { this(ctx, bound, SessionSecurity.NONE); }
 
-    /** As {@link #ProxyServer(SiteContext, ServerSocket)}, offering TLS ({@code tls} may be null) and, with {@code requireTls}, demanding it. */
-    public ProxyServer(SiteContext ctx, ServerSocket bound, org.wanrep.tls.TlsContext tls, boolean requireTls) {
+    /** As {@link #ProxyServer(SiteContext, ServerSocket)}, with TLS and roles as {@code security} says. */
+    public ProxyServer(SiteContext ctx, ServerSocket bound, SessionSecurity security) {
         this.ctx = ctx;
-        this.tls = tls;
-        this.requireTls = requireTls;
+        this.security = security;
         this.server = bound;
         this.acceptor = Thread.ofPlatform().name("wanrep-accept-" + ctx.site()).daemon().start(this::acceptLoop);
     }
@@ -56,7 +54,7 @@ public final class ProxyServer implements AutoCloseable {
                 clients.add(s);
                 Thread.ofPlatform().name("wanrep-client").daemon().start(() -> {
                     try {
-                        new ClientSession(ctx, new WireStream(s), tls, requireTls).run();
+                        new ClientSession(ctx, new WireStream(s), security).run();
                     } catch (IOException e) {
                         LOG.debug("client setup: {}", e.toString());
                     } finally {

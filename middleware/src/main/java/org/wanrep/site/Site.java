@@ -121,6 +121,9 @@ public final class Site implements AutoCloseable {
         }
         SessionLimit sessions = new SessionLimit(clientLimit(c, target, policy.kind() != ExecutionPolicy.Kind.SYMMETRIC));
         BackendPool pool = new BackendPool(target, c.getInt("pool.size"), Duration.ofMillis(c.getInt("pool.wait_timeout_ms")));
+        // requests that other sites' clients sent run here logged in as their roles, with the passwords configured for them
+        UserDirectory roleUsers = UserDirectory.parse(c.get("users"));
+        pool.roles(role -> target.as(role, org.wanrep.frontend.ClientSession.replicaPassword(roleUsers.find(role))));
         try {
             pool.fill(SERVICE_DATABASE);   // held from the start, whatever else connects to the replica
         } catch (java.io.IOException e) {
@@ -188,7 +191,8 @@ public final class Site implements AutoCloseable {
         engine.onCommit(r -> {
             if (r.changesCatalog()) ctx.classifiers().catalogChanged(r.database());
         });
-        ProxyServer proxy = new ProxyServer(ctx, listening, tls, c.get("proxy.tls.require").equals("on"));
+        boolean clientRoles = c.get("proxy.session_role").equals("client");
+        ProxyServer proxy = new ProxyServer(ctx, listening, new org.wanrep.frontend.SessionSecurity(tls, c.get("proxy.tls.require").equals("on"), clientRoles));
         LOG.info("site {} ready: proxy on {}:{}, replica {}, {} delivery, {} execution", name, c.get("proxy.host"), proxy.port(), target,
                 c.get("delivery"), c.get("execution"));
         Site site = new Site(name, pool, executor, engine, gcs, proxy, channel);
