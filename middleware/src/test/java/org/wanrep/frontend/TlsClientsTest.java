@@ -134,8 +134,10 @@ class TlsClientsTest {
         assertThat(r.exit()).isNotZero();
         assertThat(r.output()).contains("no pg_hba.conf entry").contains("no encryption");
         // TLS without a client certificate is refused too: site 1 asks for one from the cluster's CA
-        assertThatThrownBy(() -> connect(strict, "sslmode=verify-full").close()).isInstanceOf(SQLException.class)
-                .hasStackTraceContaining("certificate_required");
+        // (the same connection with the certificate gets in, see the other tests; TLS 1.3 reports the refusal after the
+        // client's side of the handshake, so the client sees the alert or a broken pipe)
+        assertThatThrownBy(() -> connect(strict, "sslmode=verify-full").close())
+                .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).startsWith("08"));
         // where TLS is offered but not required, plain connections still work
         try (Connection c = connect(open, "sslmode=disable"); Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT count(*) FROM t")) {
             rs.next();
