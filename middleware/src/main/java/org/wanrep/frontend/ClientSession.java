@@ -48,6 +48,7 @@ public final class ClientSession implements Runnable {
     private final org.wanrep.tls.TlsContext tls;   // null: no TLS offered
     private final boolean requireTls;
     private final boolean clientRoles;   // the backend logs in as the client's role, updates run as it everywhere
+    private final boolean certificateNamesUser;
     private boolean encrypted;   // the startup went on inside TLS
     private BackendConnection backend;
     private CancelRegistry.Key key;
@@ -95,6 +96,7 @@ public final class ClientSession implements Runnable {
         this.tls = security.tls();
         this.requireTls = security.requireTls();
         this.clientRoles = security.clientRoles();
+        this.certificateNamesUser = security.certificateNamesUser();
     }
 
     @Override public void run() {
@@ -169,6 +171,10 @@ public final class ClientSession implements Runnable {
             // as a pg_hba.conf with hostssl lines only: the same class and wording as PostgreSQL's refusal
             sendFatal(PgError.fatal("28000", "no pg_hba.conf entry for host \"" + client.socket().getInetAddress().getHostAddress()
                     + "\", user \"" + user + "\", database \"" + database + "\", no encryption (wanrep: proxy.tls.require is on; connect with sslmode=require or stronger)"));
+            return false;
+        }
+        if (certificateNamesUser && encrypted && !user.equals(org.wanrep.tls.TlsContext.peerCommonName(client.tlsSession()))) {
+            sendFatal(PgError.fatal("28000", "certificate validation (clientcert=verify-full) failed for user \"" + user + "\": CN mismatch"));
             return false;
         }
         if (params.containsKey("replication") && !params.get("replication").equals("false")) {

@@ -192,7 +192,8 @@ public final class Site implements AutoCloseable {
             if (r.changesCatalog()) ctx.classifiers().catalogChanged(r.database());
         });
         boolean clientRoles = c.get("proxy.session_role").equals("client");
-        ProxyServer proxy = new ProxyServer(ctx, listening, new org.wanrep.frontend.SessionSecurity(tls, c.get("proxy.tls.require").equals("on"), clientRoles));
+        ProxyServer proxy = new ProxyServer(ctx, listening, new org.wanrep.frontend.SessionSecurity(tls, c.get("proxy.tls.require").equals("on"), clientRoles,
+                c.get("proxy.tls.clientcert").equals("verify-full")));
         LOG.info("site {} ready: proxy on {}:{}, replica {}, {} delivery, {} execution", name, c.get("proxy.host"), proxy.port(), target,
                 c.get("delivery"), c.get("execution"));
         Site site = new Site(name, pool, executor, engine, gcs, proxy, channel);
@@ -347,11 +348,13 @@ public final class Site implements AutoCloseable {
     static org.wanrep.tls.TlsContext proxyTls(Config c) throws Config.ConfigException {
         String cert = c.get("proxy.tls.cert"), key = c.get("proxy.tls.key"), ca = c.get("proxy.tls.ca");
         if (cert.isEmpty()) {
-            if (!key.isEmpty() || !ca.isEmpty() || c.get("proxy.tls.require").equals("on"))
-                throw new Config.ConfigException("proxy.tls.key, proxy.tls.ca and proxy.tls.require need a certificate in proxy.tls.cert");
+            if (!key.isEmpty() || !ca.isEmpty() || c.get("proxy.tls.require").equals("on") || c.get("proxy.tls.clientcert").equals("verify-full"))
+                throw new Config.ConfigException("proxy.tls.key, proxy.tls.ca, proxy.tls.clientcert and proxy.tls.require need a certificate in proxy.tls.cert");
             return null;
         }
         if (key.isEmpty()) throw new Config.ConfigException("proxy.tls.cert needs its private key in proxy.tls.key");
+        if (ca.isEmpty() && c.get("proxy.tls.clientcert").equals("verify-full"))
+            throw new Config.ConfigException("proxy.tls.clientcert verify-full needs the CA of client certificates in proxy.tls.ca");
         try {
             return org.wanrep.tls.TlsContext.server(java.nio.file.Path.of(cert), java.nio.file.Path.of(key), ca.isEmpty() ? null : java.nio.file.Path.of(ca));
         } catch (java.io.IOException | java.security.GeneralSecurityException e) {

@@ -130,6 +130,19 @@ public final class TlsContext {
         return s;
     }
 
+    /** The common name (CN) of the peer's certificate in {@code session}, or null if it presented none. */
+    public static String peerCommonName(javax.net.ssl.SSLSession session) {
+        try {
+            Certificate[] chain = session.getPeerCertificates();
+            if (chain.length == 0 || !(chain[0] instanceof X509Certificate x)) return null;
+            for (javax.naming.ldap.Rdn rdn : new javax.naming.ldap.LdapName(x.getSubjectX500Principal().getName()).getRdns())
+                if (rdn.getType().equalsIgnoreCase("CN")) return rdn.getValue().toString();
+            return null;
+        } catch (javax.net.ssl.SSLPeerUnverifiedException | javax.naming.InvalidNameException e) {
+            return null;
+        }
+    }
+
     /** Every certificate in a PEM (or DER) file. */
     public static List<X509Certificate> readCertificates(Path file) throws IOException, GeneralSecurityException {
         try (InputStream in = Files.newInputStream(file)) {

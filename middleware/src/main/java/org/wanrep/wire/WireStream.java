@@ -89,6 +89,11 @@ public final class WireStream implements AutoCloseable {
     /** Puts a TLS socket over a connected one and completes its handshake. */
     public interface TlsLayer { Socket over(Socket plain) throws IOException; }
 
+    /** The TLS session, once {@link #startTls} ran; else null. */
+    public javax.net.ssl.SSLSession tlsSession() {
+        return connection instanceof javax.net.ssl.SSLSocket s ? s.getSession() : null;
+    }
+
     /** The TCP socket under this stream; null over a Unix-domain channel. */
     public Socket socket() { return socket; }
 

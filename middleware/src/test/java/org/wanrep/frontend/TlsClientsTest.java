@@ -30,21 +30,22 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * TLS between clients and the proxy, on a cluster made by `cluster up` (real processes, its own CA in
- * DIR/tls). Site 1 requires TLS and a client certificate from that CA; site 2 offers TLS and takes
- * plain connections too.
+ * DIR/tls). Site 1 requires TLS and a client certificate from that CA naming the user; site 2 offers
+ * TLS and takes plain connections too.
  */
 class TlsClientsTest {
     static Path dir;
     static ClusterLayout layout;
     static ClusterLayout.SiteEntry strict, open;
-    static Path clientCert, clientKey;
+    static Path clientCert, clientKey, otherCert, otherKey;
     static final PrintStream QUIET = new PrintStream(java.io.OutputStream.nullOutputStream());
 
     @BeforeAll
     static void up() throws Exception {
         // readable by the postgres user, which initdb runs as when the tests run as root
         dir = Files.createTempDirectory("wanrep-tls", PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxr-xr-x")));
-        Config base = Config.build(Map.of("site.site1.proxy.tls.require", "on", "site.site1.proxy.tls.ca", dir.resolve("tls/ca.crt").toString()), List.of());
+        Config base = Config.build(Map.of("site.site1.proxy.tls.require", "on", "site.site1.proxy.tls.ca", dir.resolve("tls/ca.crt").toString(),
+                "site.site1.proxy.tls.clientcert", "verify-full"), List.of());
         layout = LocalCluster.up(dir, 2, "none", base, QUIET);
         strict = layout.sites().get(0);
         open = layout.sites().get(1);
@@ -56,6 +57,11 @@ class TlsClientsTest {
         clientKey = dir.resolve("client.pk8");
         Certificates.writeCertificate(clientCert, client.certificate());
         Certificates.writeOwnerOnly(clientKey, client.keys().getPrivate().getEncoded());
+        var other = Certificates.issue(ca, "mallory", List.of(), false, Duration.ofDays(1));
+        otherCert = dir.resolve("other.crt");
+        otherKey = dir.resolve("other.pk8");
+        Certificates.writeCertificate(otherCert, other.certificate());
+        Certificates.writeOwnerOnly(otherKey, other.keys().getPrivate().getEncoded());
         try (Connection c = connect(open, "sslmode=verify-full"); Statement st = c.createStatement()) {
             st.execute("CREATE TABLE t (id int PRIMARY KEY, v int)");
             st.execute("INSERT INTO t VALUES (1, 0), (2, 0)");
@@ -138,6 +144,10 @@ class TlsClientsTest {
         // client's side of the handshake, so the client sees the alert or a broken pipe)
         assertThatThrownBy(() -> connect(strict, "sslmode=verify-full").close())
                 .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).startsWith("08"));
+        // a certificate from the right CA that names another user: PostgreSQL's clientcert=verify-full refusal
+        assertThatThrownBy(() -> connect(strict, "sslmode=verify-full&sslcert=" + otherCert + "&sslkey=" + otherKey).close())
+                .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("28000"))
+                .hasMessageContaining("CN mismatch");
         // where TLS is offered but not required, plain connections still work
         try (Connection c = connect(open, "sslmode=disable"); Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT count(*) FROM t")) {
             rs.next();
