@@ -9,6 +9,7 @@ import org.wanrep.wire.PgError;
 import org.wanrep.wire.ResponseTracker;
 import org.wanrep.wire.WireMessage;
 import org.wanrep.wire.WireStream;
+import org.wanrep.tls.TlsContext;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -76,7 +77,38 @@ public final class BackendConnection implements AutoCloseable {
             s.close();
             throw new BackendException("cannot reach PostgreSQL at " + t.host() + ":" + t.port() + ": " + e.getMessage(), e);
         }
-        return new WireStream(s);
+        WireStream w = new WireStream(s);
+        if (t.sslmode().equals("disable")) return w;
+        // libpq's negotiation: SSLRequest, 'S', then the handshake on the same socket
+        try {
+            w.writeStartupPacket(new PayloadWriter().int32(80877103).bytes());
+            w.flush();
+            int answer = w.rawInput().read();
+            if (answer != 'S') throw new BackendException("PostgreSQL at " + t.host() + ":" + t.port() + " does not offer TLS (postgres.sslmode " + t.sslmode() + ")", null);
+            TlsContext tls = tls(t);
+            w.startTls(plain -> tls.connect(plain, t.host()));
+            return w;
+        } catch (IOException e) {
+            w.close();
+            if (e instanceof BackendException) throw e;
+            throw new BackendException("TLS to PostgreSQL at " + t.host() + ":" + t.port() + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    private static final java.util.Map<String, TlsContext> CONTEXTS = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** The client TLS context for a target's sslmode and root certificate (read once). */
+    public static TlsContext tls(BackendTarget t) throws BackendException {
+        String key = t.sslmode() + "\0" + t.sslrootcert();
+        TlsContext c = CONTEXTS.get(key);
+        if (c != null) return c;
+        try {
+            c = TlsContext.client(t.sslmode(), t.sslrootcert() == null ? null : java.nio.file.Path.of(t.sslrootcert()));
+        } catch (IOException | java.security.GeneralSecurityException e) {
+            throw new BackendException("TLS to PostgreSQL: " + e.getMessage(), e);
+        }
+        CONTEXTS.put(key, c);
+        return c;
     }
 
     private void startup(Map<String, String> extra) throws IOException {
@@ -172,6 +204,9 @@ public final class BackendConnection implements AutoCloseable {
     public int secretKey() { return secretKey; }
     public BackendTarget target() { return target; }
     public String database() { return database; }
+
+    /** The role this connection logged in as. */
+    public String user() { return target.user(); }
     public ResponseTracker tracker() { return tracker; }
     public boolean isBroken() { return broken; }
 

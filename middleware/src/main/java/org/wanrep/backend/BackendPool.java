@@ -19,10 +19,18 @@ public final class BackendPool implements AutoCloseable {
     private final GenericKeyedObjectPool<String, BackendConnection> pool;
     private final Duration maxWait;
     private final int size;
+    private final BackendTarget target;
+    /**
+     * Where a role's connections log in (proxy.session_role client). By default without a password: a
+     * request that names a role never runs as another one, which could succeed where its origin failed.
+     */
+    private volatile java.util.function.Function<String, BackendTarget> roles;
 
     public BackendPool(BackendTarget target, int size, Duration maxWait) {
         this.maxWait = maxWait;
         this.size = size;
+        this.target = target;
+        this.roles = role -> target.as(role, null);
         GenericKeyedObjectPoolConfig<BackendConnection> cfg = new GenericKeyedObjectPoolConfig<>();
         cfg.setMaxTotal(size);
         cfg.setMaxTotalPerKey(size);
@@ -32,8 +40,10 @@ public final class BackendPool implements AutoCloseable {
         cfg.setTestOnReturn(false);
         cfg.setJmxEnabled(false);
         this.pool = new GenericKeyedObjectPool<>(new BaseKeyedPooledObjectFactory<>() {
-            @Override public BackendConnection create(String database) throws IOException {
-                return BackendConnection.open(target, database, Map.of("application_name", "wanrep-replica"));
+            @Override public BackendConnection create(String key) throws IOException {
+                int cut = key.indexOf('\0');
+                if (cut < 0) return BackendConnection.open(target, key, Map.of("application_name", "wanrep-replica"));
+                return BackendConnection.open(roles.apply(key.substring(cut + 1)), key.substring(0, cut), Map.of("application_name", "wanrep-replica"));
             }
 
             @Override public PooledObject<BackendConnection> wrap(BackendConnection c) { return new DefaultPooledObject<>(c); }
@@ -46,9 +56,20 @@ public final class BackendPool implements AutoCloseable {
         }, cfg);
     }
 
-    public BackendConnection borrow(String database) throws IOException {
+    /** Lets {@link #borrow(String, String)} open connections that log in as a given role. */
+    public void roles(java.util.function.Function<String, BackendTarget> roleTargets) { this.roles = roleTargets; }
+
+    public BackendConnection borrow(String database) throws IOException { return borrow(database, null); }
+
+    /**
+     * A connection to {@code database} logged in as {@code role} (null: the target's user), so that
+     * what another site's client sent runs here with that client's privileges. The pool's total stays
+     * fixed: a role without an idle connection takes the place of the oldest idle one of another.
+     */
+    public BackendConnection borrow(String database, String role) throws IOException {
+        if (role != null && role.equals(target.user())) role = null;
         try {
-            return pool.borrowObject(database);
+            return pool.borrowObject(key(database, role));
         } catch (IOException e) {
             throw e;
         } catch (java.util.NoSuchElementException e) {
@@ -75,8 +96,8 @@ public final class BackendPool implements AutoCloseable {
     /** Returns a connection; a broken one, or one left inside a transaction, is closed instead. */
     public void release(BackendConnection c) {
         try {
-            if (c.isBroken() || c.status() != 'I') pool.invalidateObject(c.database(), c);
-            else pool.returnObject(c.database(), c);
+            if (c.isBroken() || c.status() != 'I') pool.invalidateObject(key(c), c);
+            else pool.returnObject(key(c), c);
         } catch (Exception e) {
             c.close();
         }
@@ -85,11 +106,15 @@ public final class BackendPool implements AutoCloseable {
     /** Closes a borrowed connection instead of returning it (its session cannot be trusted). */
     public void discard(BackendConnection c) {
         try {
-            pool.invalidateObject(c.database(), c);
+            pool.invalidateObject(key(c), c);
         } catch (Exception e) {
             c.close();
         }
     }
+
+    private static String key(String database, String role) { return role == null ? database : database + '\0' + role; }
+
+    private String key(BackendConnection c) { return key(c.database(), c.user().equals(target.user()) ? null : c.user()); }
 
     @Override public void close() { pool.close(); }
 }

@@ -29,6 +29,12 @@ public final class Settings {
             Setting.of("proxy.max_clients", null, "client sessions the proxy serves at once; more are refused with SQLSTATE 53300 so that replication always has its connections (default: the replica's max_connections less superuser_reserved_connections, pool.size, write-set capture and appliers, and 5)"),
             Setting.of("proxy.host", "127.0.0.1", "address the proxy listens on"),
             Setting.of("proxy.port", "6543", "port the proxy listens on"),
+            Setting.of("proxy.tls.cert", "", "PEM certificate (then any intermediates) the proxy presents to clients that ask for TLS (SSLRequest), TLS 1.3 or 1.2; empty: no TLS, SSLRequest answered N"),
+            Setting.of("proxy.tls.key", "", "PEM private key of proxy.tls.cert (PKCS#8 or PKCS#1/SEC1, unencrypted; keep it readable by its owner only)"),
+            Setting.of("proxy.tls.ca", "", "PEM CA certificates: clients over TLS must present a certificate signed by one of them (PostgreSQL's clientcert=verify-ca); empty: none asked for"),
+            Setting.choice("proxy.tls.clientcert", "verify-ca", "with proxy.tls.ca: verify-ca only checks the client certificate's signature; verify-full also requires its common name (CN) to be the user name, as PostgreSQL's clientcert=verify-full", "verify-ca", "verify-full"),
+            Setting.choice("proxy.tls.require", "off", "on: refuse clients that did not negotiate TLS with FATAL 28000, as a pg_hba hostssl line does (a CancelRequest is still taken in plain text, as libpq sends it)", "off", "on"),
+            Setting.choice("proxy.session_role", "replica-user", "as whom client sessions run at the replica: replica-user: every session logs in as postgres.user; client: a session logs in as the client's own PostgreSQL role (with its password from users; none for trust users or SCRAM verifiers, so the replica must then trust the proxy's connections) and its updates run as that role at every site, so PostgreSQL's privileges (42501) refuse them at every site alike", "replica-user", "client"),
             Setting.of("gcs.host", "127.0.0.1", "address of this site's group-communication member"),
             Setting.of("gcs.port", "7800", "JGroups TCP port of this site's member"),
             Setting.of("gcs.jitter_ms", "0", "uniform jitter added to emulated WAN delays"),
@@ -38,6 +44,8 @@ public final class Settings {
             Setting.of("postgres.socket_dir", "", "Unix-domain socket directory of the replica on this host (empty: TCP); cheaper per message than loopback TCP"),
             Setting.of("postgres.user", "postgres", "user the proxy connects to its replica as"),
             Setting.of("postgres.password", "", "password of postgres.user (empty: none)"),
+            Setting.choice("postgres.sslmode", "disable", "TLS from the proxy to its replica over TCP (a remote replica), as libpq's sslmode: require encrypts, verify-ca also checks the replica's certificate against postgres.sslrootcert, verify-full also its host name", "disable", "require", "verify-ca", "verify-full"),
+            Setting.of("postgres.sslrootcert", "", "PEM CA certificates that sign the replica's certificate (postgres.sslmode verify-ca, verify-full)"),
             Setting.of("users", "postgres:trust", "client users: comma-separated name:method[:password], method trust, md5 or scram-sha-256"));
 
     private static final Map<String, Setting> BY_KEY = new LinkedHashMap<>();

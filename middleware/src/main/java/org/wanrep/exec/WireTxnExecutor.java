@@ -159,7 +159,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
     private Outcome runOutsideTransaction(Txn t, Work w) {
         TxnRequest r = t.work();
         try {
-            if (w.conn == null) w.conn = pool.borrow(r.database());
+            if (w.conn == null) w.conn = pool.borrow(r.database(), r.role());
             w.replies.clear();
             w.error = null;
             w.commitError = null;
@@ -206,7 +206,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
         boolean commitSent = false;
         try {
             settleCancel(w);
-            if (w.conn == null) w.conn = pool.borrow(r.database());
+            if (w.conn == null) w.conn = pool.borrow(r.database(), r.role());
             w.replies.clear();
             w.error = null;
             w.fusedCommit = false;
@@ -380,7 +380,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
         List<String> calls = new ArrayList<>();
         if (!atOrigin)
             for (Map.Entry<String, String> s : new java.util.TreeMap<>(r.settings()).entrySet())
-                calls.add("pg_catalog.set_config(" + literal(s.getKey()) + ", " + literal(s.getValue()) + ", true)");
+                if (!s.getKey().equals(TxnRequest.ROLE)) calls.add("pg_catalog.set_config(" + literal(s.getKey()) + ", " + literal(s.getValue()) + ", true)");
         if (r.timestampMicros() != 0)
             calls.add("pg_catalog.set_config('" + org.wanrep.frontend.TimeRewriting.SETTING + "', "
                     + literal(org.wanrep.frontend.TimeRewriting.format(r.timestampMicros())) + ", true)");

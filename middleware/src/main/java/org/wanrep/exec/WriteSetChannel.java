@@ -264,7 +264,7 @@ public final class WriteSetChannel implements WriteSetIo, AutoCloseable {
     }
 
     private String jdbcUrl(String database) {
-        return "jdbc:postgresql://" + target.host() + ":" + target.port() + "/" + java.net.URLEncoder.encode(database, java.nio.charset.StandardCharsets.UTF_8);
+        return target.jdbcUrl(database);
     }
 
     /** Stops capture and apply; with {@code dropSlots} (a clean stop) also drops this site's slots and origins. */

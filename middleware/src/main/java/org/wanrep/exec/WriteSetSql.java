@@ -71,12 +71,13 @@ public final class WriteSetSql {
      * The put-back of the sequences a transaction may advance, as they are now: one SELECT of setval()
      * calls, or null if it writes nothing. Sequences are not transactional; an attempt that is rolled
      * back to run again (a transient refusal, or revoked under opt-safe) must leave them as it found them,
-     * or its nextval would have advanced them at this site only.
+     * or its nextval would have advanced them at this site only. Only sequences the session can read
+     * (proxy.session_role client: a role without USAGE or SELECT sees no value, and must not reset them).
      */
     public static String sequenceStates(TableSet tables) {
         return ofWrittenSequences("SELECT pg_catalog.string_agg(pg_catalog.format('pg_catalog.setval(%L, %s, %s)', s.schemaname || '.' || s.sequencename, "
                 + "coalesce(s.last_value, s.start_value), CASE WHEN s.last_value IS NULL THEN 'false' ELSE 'true' END), ', ') "
-                + "FROM pg_catalog.pg_sequences s WHERE true", tables);
+                + "FROM pg_catalog.pg_sequences s WHERE pg_catalog.has_sequence_privilege(pg_catalog.format('%I.%I', s.schemaname, s.sequencename), 'SELECT, USAGE')", tables);
     }
 
     /** Last values of the sequences the transaction may have advanced, or null if it writes nothing. */

@@ -45,6 +45,11 @@ public final class ClientSession implements Runnable {
 
     private final SiteContext ctx;
     private final WireStream client;
+    private final org.wanrep.tls.TlsContext tls;   // null: no TLS offered
+    private final boolean requireTls;
+    private final boolean clientRoles;   // the backend logs in as the client's role, updates run as it everywhere
+    private final boolean certificateNamesUser;
+    private boolean encrypted;   // the startup went on inside TLS
     private BackendConnection backend;
     private CancelRegistry.Key key;
     private String database;
@@ -59,6 +64,7 @@ public final class ClientSession implements Runnable {
     private boolean discardUntilSync;
     private WireMessage pushedBack;
     private volatile boolean relaying;
+    private String role;   // clientRoles: the role this session's updates run as at every site
 
     /** An interactive transaction block in progress. */
     private static final class Block {
@@ -81,9 +87,16 @@ public final class ClientSession implements Runnable {
         String lastTag;
     }
 
-    public ClientSession(SiteContext ctx, WireStream client) {
+    public ClientSession(SiteContext ctx, WireStream client) { this(ctx, client, SessionSecurity.NONE); }
+
+    /** With TLS configured, an SSLRequest is answered 'S' and the session goes on inside TLS (see {@link SessionSecurity}). */
+    public ClientSession(SiteContext ctx, WireStream client, SessionSecurity security) {
         this.ctx = ctx;
         this.client = client;
+        this.tls = security.tls();
+        this.requireTls = security.requireTls();
+        this.clientRoles = security.clientRoles();
+        this.certificateNamesUser = security.certificateNamesUser();
     }
 
     @Override public void run() {
@@ -118,7 +131,17 @@ public final class ClientSession implements Runnable {
         while (true) {
             PayloadReader r = new PayloadReader(client.readStartupPacket());
             int code = r.int32();
-            if (code == 80877103 || code == 80877104) {   // SSLRequest, GSSENCRequest: not offered
+            if (code == 80877103 && tls != null && !encrypted) {   // SSLRequest: 'S', then the handshake on the same socket
+                client.writeRaw('S');
+                client.startTls(tls::accept);
+                encrypted = true;
+                continue;
+            }
+            if (code == 80877103 && encrypted) {
+                sendFatal(PgError.fatal("08P01", "SSLRequest inside TLS"));
+                return false;
+            }
+            if (code == 80877103 || code == 80877104) {   // SSLRequest without TLS configured, GSSENCRequest: not offered
                 client.writeRaw('N');
                 client.flush();
                 continue;
@@ -144,6 +167,16 @@ public final class ClientSession implements Runnable {
             return false;
         }
         database = params.getOrDefault("database", user);
+        if (requireTls && !encrypted) {
+            // as a pg_hba.conf with hostssl lines only: the same class and wording as PostgreSQL's refusal
+            sendFatal(PgError.fatal("28000", "no pg_hba.conf entry for host \"" + client.socket().getInetAddress().getHostAddress()
+                    + "\", user \"" + user + "\", database \"" + database + "\", no encryption (wanrep: proxy.tls.require is on; connect with sslmode=require or stronger)"));
+            return false;
+        }
+        if (certificateNamesUser && encrypted && !user.equals(org.wanrep.tls.TlsContext.peerCommonName(client.tlsSession()))) {
+            sendFatal(PgError.fatal("28000", "certificate validation (clientcert=verify-full) failed for user \"" + user + "\": CN mismatch"));
+            return false;
+        }
         if (params.containsKey("replication") && !params.get("replication").equals("false")) {
             sendFatal(PgError.fatal("0A000", "wanrep does not accept replication connections; connect to the replica directly"));
             return false;
@@ -155,13 +188,16 @@ public final class ClientSession implements Runnable {
         }
         admitted = true;
         if (!authenticate(user)) return false;
-        sessionSettings = new SessionSettings(ctx.backend().user());   // every client's backend runs as the replica user
+        // the backend logs in as the client's role, or as the replica user for every client
+        org.wanrep.backend.BackendTarget as = clientRoles ? ctx.backend().as(user, replicaPassword(ctx.users().find(user))) : ctx.backend();
+        role = clientRoles ? user : null;
+        sessionSettings = new SessionSettings(as.user());
         Map<String, String> forward = new LinkedHashMap<>(params);
         forward.remove("user");
         forward.remove("database");
         forward.remove("replication");
         try {
-            backend = BackendConnection.open(ctx.backend(), database, forward);
+            backend = BackendConnection.open(as, database, forward);
         } catch (BackendException e) {
             sendFatal(e.error());
             return false;
@@ -229,6 +265,16 @@ public final class ClientSession implements Runnable {
             }
         }
         return false;
+    }
+
+    /**
+     * The password the proxy logs in to the replica with as this user: the one in the users setting
+     * (the same role password at the replica), none for trust users or a SCRAM verifier (then the
+     * replica must trust the proxy's connections, e.g. its local socket).
+     */
+    public static String replicaPassword(UserDirectory.User u) {
+        if (u == null || u.secret() == null || u.secret().startsWith("SCRAM-SHA-256$")) return "";
+        return u.secret();
     }
 
     static String md5(String password, String user, byte[] salt) {
@@ -967,6 +1013,7 @@ public final class ClientSession implements Runnable {
         sessionSettings.refreshIfNeeded(backend);
         settings.clear();
         settings.putAll(sessionSettings.values());
+        if (role != null) settings.put(TxnRequest.ROLE, role);   // every site runs this session's updates as its role
     }
 
     /** An update this session's state forbids (a read-only default, another role): refused before ordering. */

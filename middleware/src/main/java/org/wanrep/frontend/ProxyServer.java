@@ -19,6 +19,7 @@ public final class ProxyServer implements AutoCloseable {
     private final SiteContext ctx;
     private final Set<Socket> clients = ConcurrentHashMap.newKeySet();
     private final Thread acceptor;
+    private final SessionSecurity security;
 
     public ProxyServer(SiteContext ctx, String host, int port) throws IOException { this(ctx, bind(host, port)); }
 
@@ -34,8 +35,12 @@ public final class ProxyServer implements AutoCloseable {
     }
 
     /** Starts accepting on {@code bound} (see {@link #bind}). */
-    public ProxyServer(SiteContext ctx, ServerSocket bound) {
+    public ProxyServer(SiteContext ctx, ServerSocket bound) { this(ctx, bound, SessionSecurity.NONE); }
+
+    /** As {@link #ProxyServer(SiteContext, ServerSocket)}, with TLS and roles as {@code security} says. */
+    public ProxyServer(SiteContext ctx, ServerSocket bound, SessionSecurity security) {
         this.ctx = ctx;
+        this.security = security;
         this.server = bound;
         this.acceptor = Thread.ofPlatform().name("wanrep-accept-" + ctx.site()).daemon().start(this::acceptLoop);
     }
@@ -49,7 +54,7 @@ public final class ProxyServer implements AutoCloseable {
                 clients.add(s);
                 Thread.ofPlatform().name("wanrep-client").daemon().start(() -> {
                     try {
-                        new ClientSession(ctx, new WireStream(s)).run();
+                        new ClientSession(ctx, new WireStream(s), security).run();
                     } catch (IOException e) {
                         LOG.debug("client setup: {}", e.toString());
                     } finally {

@@ -109,8 +109,10 @@ public final class Site implements AutoCloseable {
 
     private static Site start(Config cluster, String name, Duration joinTimeout, java.util.function.UnaryOperator<org.wanrep.gcs.GcsListener> listenerWrapper,
                               List<String> sites, Config c, java.net.ServerSocket listening) throws Exception {
+        org.wanrep.tls.TlsContext tls = proxyTls(c);   // before joining: a bad certificate is a configuration error
         BackendTarget target = new BackendTarget(c.get("postgres.host"), c.getInt("postgres.port"), c.get("postgres.user"), c.get("postgres.password"),
-                c.get("postgres.socket_dir"));
+                c.get("postgres.socket_dir"), c.get("postgres.sslmode"), c.get("postgres.sslrootcert"));
+        if (!target.sslmode().equals("disable")) org.wanrep.backend.BackendConnection.tls(target);   // a bad root certificate: refused at start
         ExecutionPolicy policy;
         try {
             policy = new ExecutionPolicy(ExecutionPolicy.kind(c.get("execution")), sites, primaries(cluster));
@@ -119,6 +121,9 @@ public final class Site implements AutoCloseable {
         }
         SessionLimit sessions = new SessionLimit(clientLimit(c, target, policy.kind() != ExecutionPolicy.Kind.SYMMETRIC));
         BackendPool pool = new BackendPool(target, c.getInt("pool.size"), Duration.ofMillis(c.getInt("pool.wait_timeout_ms")));
+        // requests that other sites' clients sent run here logged in as their roles, with the passwords configured for them
+        UserDirectory roleUsers = UserDirectory.parse(c.get("users"));
+        pool.roles(role -> target.as(role, org.wanrep.frontend.ClientSession.replicaPassword(roleUsers.find(role))));
         try {
             pool.fill(SERVICE_DATABASE);   // held from the start, whatever else connects to the replica
         } catch (java.io.IOException e) {
@@ -186,7 +191,9 @@ public final class Site implements AutoCloseable {
         engine.onCommit(r -> {
             if (r.changesCatalog()) ctx.classifiers().catalogChanged(r.database());
         });
-        ProxyServer proxy = new ProxyServer(ctx, listening);
+        boolean clientRoles = c.get("proxy.session_role").equals("client");
+        ProxyServer proxy = new ProxyServer(ctx, listening, new org.wanrep.frontend.SessionSecurity(tls, c.get("proxy.tls.require").equals("on"), clientRoles,
+                c.get("proxy.tls.clientcert").equals("verify-full")));
         LOG.info("site {} ready: proxy on {}:{}, replica {}, {} delivery, {} execution", name, c.get("proxy.host"), proxy.port(), target,
                 c.get("delivery"), c.get("execution"));
         Site site = new Site(name, pool, executor, engine, gcs, proxy, channel);
@@ -334,6 +341,24 @@ public final class Site implements AutoCloseable {
             pool.close();
         } finally {
             down.countDown();
+        }
+    }
+
+    /** The proxy's TLS from proxy.tls.*: null when no certificate is configured. */
+    static org.wanrep.tls.TlsContext proxyTls(Config c) throws Config.ConfigException {
+        String cert = c.get("proxy.tls.cert"), key = c.get("proxy.tls.key"), ca = c.get("proxy.tls.ca");
+        if (cert.isEmpty()) {
+            if (!key.isEmpty() || !ca.isEmpty() || c.get("proxy.tls.require").equals("on") || c.get("proxy.tls.clientcert").equals("verify-full"))
+                throw new Config.ConfigException("proxy.tls.key, proxy.tls.ca, proxy.tls.clientcert and proxy.tls.require need a certificate in proxy.tls.cert");
+            return null;
+        }
+        if (key.isEmpty()) throw new Config.ConfigException("proxy.tls.cert needs its private key in proxy.tls.key");
+        if (ca.isEmpty() && c.get("proxy.tls.clientcert").equals("verify-full"))
+            throw new Config.ConfigException("proxy.tls.clientcert verify-full needs the CA of client certificates in proxy.tls.ca");
+        try {
+            return org.wanrep.tls.TlsContext.server(java.nio.file.Path.of(cert), java.nio.file.Path.of(key), ca.isEmpty() ? null : java.nio.file.Path.of(ca));
+        } catch (java.io.IOException | java.security.GeneralSecurityException e) {
+            throw new Config.ConfigException("proxy TLS: " + e);
         }
     }
 }

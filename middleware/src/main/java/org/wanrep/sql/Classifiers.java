@@ -48,7 +48,7 @@ public final class Classifiers {
         Properties p = new Properties();
         p.setProperty("user", replica.user());
         if (replica.password() != null && !replica.password().isEmpty()) p.setProperty("password", replica.password());
-        try (Connection c = DriverManager.getConnection("jdbc:postgresql://" + replica.host() + ":" + replica.port() + "/" + db, p)) {
+        try (Connection c = DriverManager.getConnection(replica.jdbcUrl(db), p)) {
             return Catalog.load(c);
         } catch (SQLException e) {
             // without the catalog, analyses are still safe: unknown functions and triggers lock every table

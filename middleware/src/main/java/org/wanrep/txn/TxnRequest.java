@@ -39,6 +39,16 @@ public record TxnRequest(RequestId id, Kind kind, TableSet tables, String databa
         WRITESET_LOG
     }
 
+    /**
+     * Key in {@link #settings} of the origin client's role (proxy.session_role client): every site runs
+     * the request logged in as that role, so privileges refuse it at every site alike. Never a setting
+     * name (it starts with a space); absent: the replica user.
+     */
+    public static final String ROLE = " role";
+
+    /** The role every site runs this request as, or null for the replica user. */
+    public String role() { return settings.get(ROLE); }
+
     public TxnRequest {
         messages = List.copyOf(messages);
         settings = Map.copyOf(settings);

@@ -17,12 +17,15 @@ public final class WireStream implements AutoCloseable {
     /** Larger messages are refused: a corrupt length must not allocate gigabytes. */
     public static final int MAX_MESSAGE = 1 << 30;
 
-    private final AutoCloseable connection;
-    private final DataInputStream in;
-    private final OutputStream out;
+    private AutoCloseable connection;
+    private final Socket socket;   // null over a channel
+    // replaced once, by startTls, before any other thread uses the stream
+    private DataInputStream in;
+    private OutputStream out;
 
     public WireStream(Socket socket) throws IOException {
         this.connection = socket;
+        this.socket = socket;
         socket.setTcpNoDelay(true);
         this.in = new DataInputStream(new BufferedInputStream(socket.getInputStream(), 1 << 16));
         this.out = new BufferedOutputStream(socket.getOutputStream(), 1 << 16);
@@ -31,6 +34,7 @@ public final class WireStream implements AutoCloseable {
     /** Over a connected, blocking channel (a Unix-domain socket to PostgreSQL on this host). */
     public WireStream(java.nio.channels.SocketChannel channel) {
         this.connection = channel;
+        this.socket = null;
         this.in = new DataInputStream(new BufferedInputStream(java.nio.channels.Channels.newInputStream(channel), 1 << 16));
         this.out = new BufferedOutputStream(java.nio.channels.Channels.newOutputStream(channel), 1 << 16);
     }
@@ -81,6 +85,32 @@ public final class WireStream implements AutoCloseable {
     public void flush() throws IOException { out.flush(); }
 
     public InputStream rawInput() { return in; }
+
+    /** Puts a TLS socket over a connected one and completes its handshake. */
+    public interface TlsLayer { Socket over(Socket plain) throws IOException; }
+
+    /** The TLS session, once {@link #startTls} ran; else null. */
+    public javax.net.ssl.SSLSession tlsSession() {
+        return connection instanceof javax.net.ssl.SSLSocket s ? s.getSession() : null;
+    }
+
+    /** The TCP socket under this stream; null over a Unix-domain channel. */
+    public Socket socket() { return socket; }
+
+    /**
+     * Continues over a TLS socket layered on this one (after an SSLRequest answered 'S'): nothing
+     * may have been received unencrypted beyond the request, or it could be taken for data sent
+     * inside the TLS session (PostgreSQL refuses that too, CVE-2021-23214).
+     */
+    public void startTls(TlsLayer layer) throws IOException {
+        if (socket == null) throw new IOException("TLS needs a TCP connection");
+        if (in.available() > 0) throw new ProtocolException("received unencrypted data after SSL request");
+        out.flush();
+        Socket tls = layer.over(socket);
+        this.connection = tls;
+        this.in = new DataInputStream(new BufferedInputStream(tls.getInputStream(), 1 << 16));
+        this.out = new BufferedOutputStream(tls.getOutputStream(), 1 << 16);
+    }
 
     @Override public void close() {
         try {
