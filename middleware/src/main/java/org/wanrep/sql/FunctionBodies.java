@@ -98,7 +98,7 @@ public final class FunctionBodies {
         if (body == null || !(language.equalsIgnoreCase("plpgsql") || language.equalsIgnoreCase("sql"))) return List.of();
         String tag = "$wanrep_body$";
         List<String> out = new ArrayList<>(problems("CREATE FUNCTION f() LANGUAGE " + language + " AS " + tag + body + tag));
-        if (org.wanrep.frontend.TimeRewriting.readsClock(body))
+        if (TimeRewriting.readsClock(body))
             out.add("the clock or gen_random_uuid() in a body not defined through wanrep (each site would read its own)");
         return out;
     }

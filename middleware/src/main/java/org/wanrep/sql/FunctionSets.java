@@ -9,7 +9,6 @@ import net.sf.jsqlparser.statement.select.PlainSelect;
 import net.sf.jsqlparser.statement.select.Select;
 import net.sf.jsqlparser.statement.update.Update;
 import net.sf.jsqlparser.util.TablesNamesFinder;
-import org.wanrep.frontend.UnitClassifier;
 import org.wanrep.lock.TableSet;
 
 import java.util.ArrayDeque;

@@ -1,4 +1,4 @@
-package org.wanrep.frontend;
+package org.wanrep.sql;
 
 import org.wanrep.lock.TableSet;
 import org.wanrep.wire.PgError;
@@ -57,7 +57,7 @@ public class UnitClassifier {
     UnitAnalysis analyzeText(String sql) {
         UnitAnalysis a = byText.get(sql);   // a prepared statement's text: the same string every time
         if (a != null) return a;
-        String shape = org.wanrep.sql.SqlText.normalize(sql);
+        String shape = SqlText.normalize(sql);
         a = cache.get(shape);
         if (a == null) {
             LITERALS_MATTER.set(false);
@@ -235,7 +235,7 @@ public class UnitClassifier {
         return out;
     }
 
-    static String stripComments(String s) {
+    public static String stripComments(String s) {
         if (s.indexOf("/*") < 0 && s.indexOf("--") < 0) return s;
         return LINE_COMMENT.matcher(BLOCK_COMMENT.matcher(s).replaceAll(" ")).replaceAll(" ");
     }

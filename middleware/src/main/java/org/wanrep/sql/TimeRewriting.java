@@ -1,4 +1,4 @@
-package org.wanrep.frontend;
+package org.wanrep.sql;
 
 import org.wanrep.wire.Messages;
 import org.wanrep.wire.WireMessage;
@@ -111,14 +111,14 @@ public final class TimeRewriting {
         while (i < n && Character.isWhitespace(sql.charAt(i))) i++;
         if (i >= n) return false;
         char c = (char) (sql.charAt(i) | 0x20);
-        return (c == 'c' || c == 'd') && org.wanrep.sql.FunctionBodies.definesCode(sql.substring(i));
+        return (c == 'c' || c == 'd') && FunctionBodies.definesCode(sql.substring(i));
     }
 
     private static String rewriteStatement(String sql) { return rewriteStatement(sql, false); }
 
     private static String rewriteStatement(String sql, boolean body) {
         String ts = TS_EXPR;
-        boolean bodiesToo = !body && org.wanrep.sql.FunctionBodies.definesCode(sql) && org.wanrep.sql.FunctionBodies.readableLanguage(sql);
+        boolean bodiesToo = !body && FunctionBodies.definesCode(sql) && FunctionBodies.readableLanguage(sql);
         StringBuilder out = new StringBuilder(sql.length() + 32);
         int n = sql.length(), i = 0, codeStart = 0;
         while (i < n) {

@@ -1,4 +1,4 @@
-package org.wanrep.frontend;
+package org.wanrep.sql;
 
 import java.util.List;
 import java.util.Locale;
@@ -93,7 +93,7 @@ public final class SessionCommands {
      * removed, runs of white space as one blank, trimmed.
      */
     private static String normalized(String statement) {
-        String s = org.wanrep.sql.SqlText.normalize(statement);
+        String s = SqlText.normalize(statement);
         return UnitClassifier.stripComments(s).trim().replaceAll("\\s+", " ").toLowerCase(Locale.ROOT);
     }
 
