@@ -68,21 +68,18 @@ public final class SessionCommands {
     private static List<String> arguments(String s, int from) {
         List<String> out = new java.util.ArrayList<>();
         int depth = 0, start = from;
-        for (int i = from; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c == '\'' || c == '"') {
-                int j = s.indexOf(c, i + 1);
-                if (j < 0) return null;
-                i = j;   // a doubled quote inside reads as two adjacent quoted parts: same bounds
-            } else if (c == '(') depth++;
-            else if (c == ')') {
+        List<SqlLexer.Token> tokens = SqlLexer.tokens(s, from, s.length());
+        if (SqlLexer.unterminated(tokens)) return null;
+        for (SqlLexer.Token t : tokens) {
+            if (t.is(s, "(")) depth++;
+            else if (t.is(s, ")")) {
                 if (depth-- == 0) {
-                    out.add(s.substring(start, i).trim());
+                    out.add(s.substring(start, t.start()).trim());
                     return out;
                 }
-            } else if (c == ',' && depth == 0) {
-                out.add(s.substring(start, i).trim());
-                start = i + 1;
+            } else if (t.is(s, ",") && depth == 0) {
+                out.add(s.substring(start, t.start()).trim());
+                start = t.end();
             }
         }
         return null;

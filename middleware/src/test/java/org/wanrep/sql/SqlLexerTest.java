@@ -103,6 +103,22 @@ class SqlLexerTest {
         assertThat(UnitClassifier.stripComments("select '--x' -- y\n/*z*/ 1")).isEqualTo("select '--x'  \n  1");
     }
 
+    /** Where the old scanners read differently from PostgreSQL. */
+    @Test
+    void portedScannersFollowPostgres() {
+        assertThat(SqlText.functionCalls("select \"Audit\"(1), s.\"f\"(2), e'\\'x(' || g(3)")).containsExactly("Audit", "s.f", "g");
+        assertThat(SqlText.functionCalls("do $$ begin perform h(1); end $$")).containsExactly("h");   // bodies are read as code
+        assertThat(SqlText.normalize("select E'\\'1', 1e5, \"t 1\" from t /* 2 /* 3 */ 4 */")).isEqualTo("select ?, ?, \"t 1\" from t /* 2 /* 3 */ 4 */");
+        assertThat(SqlText.normalize("select 'open")).isEqualTo("select 'open");
+        assertThat(TimeRewriting.rewrite("select E'\\'now()', now()")).startsWith("select E'\\'now()', ((coalesce(");
+        assertThat(TimeRewriting.rewrite("select 1 /* /* */ now() */")).isEqualTo("select 1 /* /* */ now() */");
+        assertThat(BoundParameters.inline("select $1, '$2', $q$ $1 $q$ /* $1 /* */ */", List.of("a".getBytes()), new short[0]))
+                .isEqualTo("select 'a', '$2', $q$ $1 $q$ /* $1 /* */ */");
+        assertThat(FunctionBodies.stripLiteralsAndComments("x := E'\\'; loop'; -- c\ny")).isEqualTo("x := '';  \ny");
+        assertThat(Catalog.splitName("\"My\".\"T.x\"")).containsExactly("My", "T.x");
+        assertThat(Catalog.splitName("Pub.T")).containsExactly("pub", "t");
+    }
+
     @Test
     void anUnterminatedTextLocksEveryTable() {
         UnitAnalysis a = new UnitClassifier().analyze(List.of("select 1; select 'open; delete from t"));
