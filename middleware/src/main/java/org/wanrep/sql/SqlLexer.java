@@ -106,6 +106,32 @@ public final class SqlLexer {
             "system_user", "table", "then", "to", "trailing", "true", "union", "unique", "user", "using", "variadic", "when", "where",
             "window", "with");
 
+    /** The reserved keywords by their first letter: the lookup runs for every word and allocates nothing. */
+    private static final String[][] RESERVED_BY_LETTER = new String[26][];
+    static {
+        for (char c = 'a'; c <= 'z'; c++) {
+            final char f = c;
+            RESERVED_BY_LETTER[c - 'a'] = RESERVED.stream().filter(w -> w.charAt(0) == f).toArray(String[]::new);
+        }
+    }
+
+    private static boolean reserved(String s, int i, int j) {
+        int c = s.charAt(i) | 0x20;
+        if (c < 'a' || c > 'z' || j - i < 2 || j - i > 17) return false;
+        for (String w : RESERVED_BY_LETTER[c - 'a']) if (w.length() == j - i && asciiFoldedEquals(s, i, w)) return true;
+        return false;
+    }
+
+    /** Only ASCII letters fold (regionMatches(true, ...) would also take the Kelvin sign for k). */
+    private static boolean asciiFoldedEquals(String s, int i, String lower) {
+        for (int k = 0; k < lower.length(); k++) {
+            char c = s.charAt(i + k);
+            if (c >= 'A' && c <= 'Z') c = (char) (c + 32);
+            if (c != lower.charAt(k)) return false;
+        }
+        return true;
+    }
+
     /** ASCII lower case, as PostgreSQL folds unquoted identifiers. */
     public static String fold(String s) {
         for (int i = 0; i < s.length(); i++) {
@@ -183,7 +209,7 @@ public final class SqlLexer {
         if (identStart(c)) {
             int j = i + 1;
             while (j < n && identCont(s.charAt(j))) j++;
-            return new Token(RESERVED.contains(fold(s.substring(i, j))) ? Kind.KEYWORD : Kind.IDENT, i, j, false);
+            return new Token(reserved(s, i, j) ? Kind.KEYWORD : Kind.IDENT, i, j, false);
         }
         if (digit(c) || c == '.' && digit(d)) return number(s, i, n);
         if (c == ';') return new Token(Kind.SEMICOLON, i, i + 1, false);

@@ -61,6 +61,7 @@ class SqlLexerTest {
     void identifiersWithDollarsAndFolding() {
         assertThat(lex("a$b$ c")).containsExactly("IDENT:a$b$", "IDENT:c");
         assertThat(lex("x$1")).containsExactly("IDENT:x$1");
+        assertThat(lex("SeLeCt \u017Felect \u00E9t\u00E9")).as("ASCII folding only").containsExactly("KEYWORD:SeLeCt", "IDENT:\u017Felect", "IDENT:\u00E9t\u00E9");
         List<Token> ts = SqlLexer.tokens("MyTab \"MyTab\" \"a\"\"b\" U&\"d\\0061t\"");
         String s = "MyTab \"MyTab\" \"a\"\"b\" U&\"d\\0061t\"";
         assertThat(ts.get(0).identifier(s)).isEqualTo("mytab");
