@@ -382,8 +382,8 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
             for (Map.Entry<String, String> s : new java.util.TreeMap<>(r.settings()).entrySet())
                 if (!s.getKey().equals(TxnRequest.ROLE)) calls.add("pg_catalog.set_config(" + literal(s.getKey()) + ", " + literal(s.getValue()) + ", true)");
         if (r.timestampMicros() != 0)
-            calls.add("pg_catalog.set_config('" + org.wanrep.frontend.TimeRewriting.SETTING + "', "
-                    + literal(org.wanrep.frontend.TimeRewriting.format(r.timestampMicros())) + ", true)");
+            calls.add("pg_catalog.set_config('" + org.wanrep.sql.TimeRewriting.SETTING + "', "
+                    + literal(org.wanrep.sql.TimeRewriting.format(r.timestampMicros())) + ", true)");
         if (r.seed() != 0) calls.add("pg_catalog.setseed(" + seedValue(r.seed()) + ")");
         if (!calls.isEmpty()) b.append("; SELECT ").append(String.join(", ", calls));
         return b.toString();
@@ -538,7 +538,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
 
     /**
      * Named statements or session commands would leak into the next transaction on a pooled
-     * connection (see {@link org.wanrep.frontend.SessionCommands#changesSessionState}; an UPDATE's
+     * connection (see {@link org.wanrep.sql.SessionCommands#changesSessionState}; an UPDATE's
      * SET is not one). A message that cannot be read counts as leaving state.
      */
     static boolean leavesSessionState(List<WireMessage> ms) {
@@ -546,9 +546,9 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
             try {
                 if (m.kind() == 'P') {
                     if (m.payload().length == 0 || m.payload()[0] != 0) return true;   // a named statement
-                    if (org.wanrep.frontend.SessionCommands.changesSessionState(org.wanrep.wire.Messages.parseQuery(m))) return true;
+                    if (org.wanrep.sql.SessionCommands.changesSessionState(org.wanrep.wire.Messages.parseQuery(m))) return true;
                 }
-                if (m.kind() == 'Q' && org.wanrep.frontend.SessionCommands.changesSessionState(m.queryText())) return true;
+                if (m.kind() == 'Q' && org.wanrep.sql.SessionCommands.changesSessionState(m.queryText())) return true;
             } catch (RuntimeException e) {
                 return true;
             }

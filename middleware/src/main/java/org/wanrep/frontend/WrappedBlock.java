@@ -1,5 +1,7 @@
 package org.wanrep.frontend;
 
+import org.wanrep.sql.UnitClassifier;
+
 import java.util.List;
 import java.util.Locale;
 import java.util.regex.Pattern;

@@ -9,7 +9,7 @@ import java.util.List;
  * a simple query would show. Only for deriving locks (execution still uses Parse/Bind), and only
  * when certain: every bound value in text format, none NULL, none with a backslash or a quote
  * problem, every {@code $n} bound, and a text this scanner reads to its end (quotes, quoted
- * identifiers, dollar quotes, line and nested block comments); otherwise null, and the caller
+ * identifiers, dollar quotes, line and nested block comments, as {@link SqlLexer} reads them); otherwise null, and the caller
  * keeps the table-level locks of the text with parameters. Pure: ClientSession may call it with
  * the Parse text and the Bind message's values and format codes.
  */
@@ -32,77 +32,17 @@ public final class BoundParameters {
             lits[i] = "'" + s.replace("'", "''") + "'";
         }
         StringBuilder out = new StringBuilder(sql.length() + 16);
-        int n = sql.length();
-        for (int i = 0; i < n; ) {
-            char c = sql.charAt(i);
-            if (c == '\'') {
-                boolean escapes = i > 0 && (sql.charAt(i - 1) == 'E' || sql.charAt(i - 1) == 'e');
-                int j = i + 1;
-                while (true) {
-                    if (j >= n) return null;
-                    char d = sql.charAt(j);
-                    if (escapes && d == '\\') { j += 2; continue; }
-                    if (d == '\'') {
-                        if (j + 1 < n && sql.charAt(j + 1) == '\'') { j += 2; continue; }
-                        break;
-                    }
-                    j++;
-                }
-                out.append(sql, i, j + 1);
-                i = j + 1;
-            } else if (c == '"') {
-                int j = i + 1;
-                while (true) {
-                    if (j >= n) return null;
-                    if (sql.charAt(j) == '"') {
-                        if (j + 1 < n && sql.charAt(j + 1) == '"') { j += 2; continue; }
-                        break;
-                    }
-                    j++;
-                }
-                out.append(sql, i, j + 1);
-                i = j + 1;
-            } else if (c == '-' && i + 1 < n && sql.charAt(i + 1) == '-') {
-                int j = sql.indexOf('\n', i);
-                j = j < 0 ? n : j;
-                out.append(sql, i, j);
-                i = j;
-            } else if (c == '/' && i + 1 < n && sql.charAt(i + 1) == '*') {
-                int depth = 0, j = i;
-                do {
-                    if (j + 1 >= n) return null;   // unterminated
-                    if (sql.charAt(j) == '/' && sql.charAt(j + 1) == '*') { depth++; j += 2; }
-                    else if (sql.charAt(j) == '*' && sql.charAt(j + 1) == '/') { depth--; j += 2; }
-                    else j++;
-                } while (depth > 0);
-                out.append(sql, i, j);
-                i = j;
-            } else if (c == '$') {
-                int j = i + 1;
-                while (j < n && Character.isDigit(sql.charAt(j))) j++;
-                boolean afterIdent = i > 0 && (Character.isLetterOrDigit(sql.charAt(i - 1)) || sql.charAt(i - 1) == '_' || sql.charAt(i - 1) == '$');
-                if (j > i + 1 && !afterIdent) {                               // $n
-                    if (j - i > 6) return null;
-                    int p = Integer.parseInt(sql.substring(i + 1, j));
-                    if (p < 1 || p > lits.length) return null;
-                    out.append(lits[p - 1]);
-                    i = j;
-                    continue;
-                }
-                if (afterIdent) { out.append(c); i++; continue; }            // a$b is an identifier
-                // $tag$ ... $tag$
-                int k = i + 1;
-                while (k < n && (Character.isLetterOrDigit(sql.charAt(k)) || sql.charAt(k) == '_')) k++;
-                if (k >= n || sql.charAt(k) != '$') return null;               // not something this reads with certainty
-                String tag = sql.substring(i, k + 1);
-                int end = sql.indexOf(tag, k + 1);
-                if (end < 0) return null;
-                out.append(sql, i, end + tag.length());
-                i = end + tag.length();
-            } else {
-                out.append(c);
-                i++;
-            }
+        List<SqlLexer.Token> tokens = SqlLexer.tokens(sql);
+        if (SqlLexer.unterminated(tokens)) return null;
+        for (SqlLexer.Token t : tokens) {
+            if (t.kind() == SqlLexer.Kind.PARAM) {
+                if (t.end() - t.start() > 6) return null;
+                int p = Integer.parseInt(sql.substring(t.start() + 1, t.end()));
+                if (p < 1 || p > lits.length) return null;
+                out.append(lits[p - 1]);
+            } else if (t.kind() == SqlLexer.Kind.OTHER && sql.charAt(t.start()) == '$') {
+                return null;   // a lone $: not something this reads with certainty
+            } else out.append(sql, t.start(), t.end());
         }
         return out.toString();
     }

@@ -78,23 +78,18 @@ public final class Catalog {
         return "public." + parts.get(0);
     }
 
+    /** The parts of a possibly qualified, possibly quoted name, each as PostgreSQL reads it ({@link SqlLexer}: unquoted parts folded). */
     static List<String> splitName(String written) {
         List<String> out = new ArrayList<>();
         StringBuilder cur = new StringBuilder();
-        boolean quoted = false, wasQuoted = false;
-        for (int i = 0; i < written.length(); i++) {
-            char c = written.charAt(i);
-            if (c == '"') {
-                if (quoted && i + 1 < written.length() && written.charAt(i + 1) == '"') { cur.append('"'); i++; continue; }
-                quoted = !quoted;
-                wasQuoted = true;
-            } else if (c == '.' && !quoted) {
-                out.add(wasQuoted ? cur.toString() : cur.toString().toLowerCase(Locale.ROOT));
+        for (SqlLexer.Token t : SqlLexer.tokens(written)) {
+            if (t.is(written, ".")) {
+                out.add(cur.toString());
                 cur.setLength(0);
-                wasQuoted = false;
-            } else cur.append(c);
+            } else if (t.word() || t.kind() == SqlLexer.Kind.QUOTED_IDENT) cur.append(t.identifier(written));
+            else if (t.significant()) cur.append(SqlLexer.fold(t.text(written)));   // not a name PostgreSQL would take: kept, so it matches nothing
         }
-        out.add(wasQuoted ? cur.toString() : cur.toString().toLowerCase(Locale.ROOT));
+        out.add(cur.toString());
         return out;
     }
 

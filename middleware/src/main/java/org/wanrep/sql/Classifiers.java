@@ -2,7 +2,6 @@ package org.wanrep.sql;
 
 import org.wanrep.backend.BackendTarget;
 import org.wanrep.config.Config;
-import org.wanrep.frontend.UnitClassifier;
 import org.wanrep.lock.TableSet;
 
 import java.sql.Connection;

@@ -22,7 +22,6 @@ public final class FunctionBodies {
     private static final Pattern DEFINES = Pattern.compile("(?is)^\\s*(create\\s+(or\\s+replace\\s+)?(function|procedure)\\b|do\\b)");
     private static final Pattern NAME = Pattern.compile("(?is)^\\s*create\\s+(?:or\\s+replace\\s+)?(?:function|procedure)\\s+([A-Za-z0-9_.\"]+)");
     private static final Pattern LANGUAGE = Pattern.compile("(?is)\\blanguage\\s+'?\"?([a-z0-9_]+)");
-    private static final Pattern DOLLAR = Pattern.compile("\\$([A-Za-z_][A-Za-z_0-9]*)?\\$");
     private static final Pattern FOR_QUERY = Pattern.compile("(?is)\\bfor\\s+[A-Za-z_][A-Za-z_0-9.,\\s]*?\\s+in\\s+(select|with|execute)\\b(.*?)\\bloop\\b(.*?)\\bend\\s+loop\\b");
     private static final Pattern LIMIT = Pattern.compile("(?is)\\blimit\\b");
     private static final Pattern ORDER_BY = Pattern.compile("(?is)\\border\\s+by\\b");
@@ -98,7 +97,7 @@ public final class FunctionBodies {
         if (body == null || !(language.equalsIgnoreCase("plpgsql") || language.equalsIgnoreCase("sql"))) return List.of();
         String tag = "$wanrep_body$";
         List<String> out = new ArrayList<>(problems("CREATE FUNCTION f() LANGUAGE " + language + " AS " + tag + body + tag));
-        if (org.wanrep.frontend.TimeRewriting.readsClock(body))
+        if (TimeRewriting.readsClock(body))
             out.add("the clock or gen_random_uuid() in a body not defined through wanrep (each site would read its own)");
         return out;
     }
@@ -106,45 +105,25 @@ public final class FunctionBodies {
     /** The dollar-quoted bodies of the statement (the AS clause or the DO block), outermost only. */
     static List<String> bodies(String stmt) {
         List<String> out = new ArrayList<>();
-        Matcher m = DOLLAR.matcher(stmt);
-        int from = 0;
-        while (m.find(from)) {
-            String tag = m.group();
-            int end = stmt.indexOf(tag, m.end());
-            if (end < 0) break;
-            out.add(stmt.substring(m.end(), end));
-            from = end + tag.length();
-            if (from >= stmt.length()) break;
+        for (SqlLexer.Token t : SqlLexer.tokens(stmt)) {
+            if (t.kind() == SqlLexer.Kind.DOLLAR_STRING && !t.unterminated()) out.add(stmt.substring(t.bodyStart(stmt), t.bodyEnd(stmt)));
         }
         return out;
     }
 
-    /** The code with string literals, quoted identifiers and comments blanked (their words are not code). */
+    /**
+     * The code with string literals, quoted identifiers and comments blanked (their words are not
+     * code); nested dollar-quoted strings (EXECUTE $q$ ... $q$) stay, read as code.
+     */
     static String stripLiteralsAndComments(String s) {
         StringBuilder b = new StringBuilder(s.length());
-        int n = s.length();
-        for (int i = 0; i < n; i++) {
-            char c = s.charAt(i);
-            if (c == '\'' || c == '"') {
-                int j = i + 1;
-                while (j < n) {
-                    if (s.charAt(j) == c) {
-                        if (j + 1 < n && s.charAt(j + 1) == c) { j += 2; continue; }
-                        break;
-                    }
-                    j++;
-                }
-                b.append(c == '\'' ? "''" : "\"x\"");
-                i = Math.min(n, j);
-            } else if (c == '-' && i + 1 < n && s.charAt(i + 1) == '-') {
-                int j = s.indexOf('\n', i);
-                i = j < 0 ? n : j;
-                b.append('\n');
-            } else if (c == '/' && i + 1 < n && s.charAt(i + 1) == '*') {
-                int j = s.indexOf("*/", i + 2);
-                i = j < 0 ? n : j + 1;
-                b.append(' ');
-            } else b.append(c);
+        for (SqlLexer.Token t : SqlLexer.tokens(s)) {
+            switch (t.kind()) {
+                case STRING -> b.append("''");
+                case QUOTED_IDENT -> b.append("\"x\"");
+                case COMMENT -> b.append(' ');
+                default -> b.append(s, t.start(), t.end());
+            }
         }
         return b.toString();
     }

@@ -9,7 +9,6 @@ import net.sf.jsqlparser.statement.select.PlainSelect;
 import net.sf.jsqlparser.statement.select.Select;
 import net.sf.jsqlparser.statement.update.Update;
 import net.sf.jsqlparser.util.TablesNamesFinder;
-import org.wanrep.frontend.UnitClassifier;
 import org.wanrep.lock.TableSet;
 
 import java.util.ArrayDeque;
@@ -170,36 +169,14 @@ final class FunctionSets {
     /** Words of {@code s} with their parenthesis depth, skipping literals, quoted identifiers, comments and dollar strings. */
     private static List<Word> words(String s) {
         List<Word> out = new ArrayList<>();
-        int depth = 0, n = s.length();
-        for (int i = 0; i < n; i++) {
-            char c = s.charAt(i);
-            if (c == '\'' || c == '"') {
-                int j = i + 1;
-                while (j < n && !(s.charAt(j) == c && (j + 1 >= n || s.charAt(j + 1) != c))) j += s.charAt(j) == c ? 2 : 1;
-                i = j;
-            } else if (c == '-' && i + 1 < n && s.charAt(i + 1) == '-') {
-                int j = s.indexOf('\n', i);
-                i = j < 0 ? n : j;
-            } else if (c == '/' && i + 1 < n && s.charAt(i + 1) == '*') {
-                int j = s.indexOf("*/", i + 2);
-                i = j < 0 ? n : j + 1;
-            } else if (c == '$' && (i == 0 || !Character.isLetterOrDigit(s.charAt(i - 1)) && s.charAt(i - 1) != '_')) {
-                int k = i + 1;
-                while (k < n && (Character.isLetterOrDigit(s.charAt(k)) || s.charAt(k) == '_')) k++;
-                if (k < n && s.charAt(k) == '$' && (k == i + 1 || !Character.isDigit(s.charAt(i + 1)))) {
-                    String tag = s.substring(i, k + 1);
-                    int j = s.indexOf(tag, k + 1);
-                    i = j < 0 ? n : j + tag.length() - 1;
-                } else i = k - 1;
-            } else if (c == '(') depth++;
-            else if (c == ')') depth--;
-            else if (Character.isLetter(c) || c == '_') {
-                int j = i;
-                while (j < n && (Character.isLetterOrDigit(s.charAt(j)) || s.charAt(j) == '_' || s.charAt(j) == '$')) j++;
-                boolean qualified = i > 0 && s.charAt(i - 1) == '.';
-                if (!qualified) out.add(new Word(s.substring(i, j).toLowerCase(Locale.ROOT), i, j, depth));
-                i = j - 1;
-            }
+        int depth = 0;
+        SqlLexer.Token prev = null;
+        for (SqlLexer.Token t : SqlLexer.tokens(s)) {
+            if (!t.significant()) continue;
+            if (t.is(s, "(")) depth++;
+            else if (t.is(s, ")")) depth--;
+            else if (t.word() && !(prev != null && prev.is(s, "."))) out.add(new Word(t.identifier(s), t.start(), t.end(), depth));
+            prev = t;
         }
         return out;
     }
@@ -259,17 +236,12 @@ final class FunctionSets {
         return out;
     }
 
-    /** Index of the parenthesis closing the one at {@code open} (literals skipped), or -1. */
+    /** Index of the parenthesis closing the one at {@code open} (literals, names and comments skipped), or -1. */
     private static int matching(String s, int open) {
         int depth = 0;
-        for (int i = open; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c == '\'') {
-                int j = i + 1;
-                while (j < s.length() && !(s.charAt(j) == '\'' && (j + 1 >= s.length() || s.charAt(j + 1) != '\''))) j += s.charAt(j) == '\'' ? 2 : 1;
-                i = j;
-            } else if (c == '(') depth++;
-            else if (c == ')' && --depth == 0) return i;
+        for (SqlLexer.Token t : SqlLexer.tokens(s, open, s.length())) {
+            if (t.is(s, "(")) depth++;
+            else if (t.is(s, ")") && --depth == 0) return t.start();
         }
         return -1;
     }

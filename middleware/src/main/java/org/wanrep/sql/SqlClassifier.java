@@ -11,9 +11,6 @@ import net.sf.jsqlparser.statement.select.Select;
 import net.sf.jsqlparser.statement.truncate.Truncate;
 import net.sf.jsqlparser.statement.update.Update;
 import net.sf.jsqlparser.util.TablesNamesFinder;
-import org.wanrep.frontend.Route;
-import org.wanrep.frontend.UnitAnalysis;
-import org.wanrep.frontend.UnitClassifier;
 import org.wanrep.lock.TableSet;
 import org.wanrep.wire.PgError;
 

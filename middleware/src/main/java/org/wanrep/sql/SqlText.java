@@ -1,7 +1,9 @@
 package org.wanrep.sql;
 
+import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.LinkedHashSet;
-import java.util.Locale;
+import java.util.List;
 import java.util.Set;
 
 /**
@@ -33,59 +35,12 @@ public final class SqlText {
      * cannot read with certainty (an unterminated quote) is returned unchanged.
      */
     public static String normalize(String sql) {
+        List<SqlLexer.Token> tokens = SqlLexer.tokens(sql);
+        if (SqlLexer.unterminated(tokens)) return sql;
         StringBuilder b = new StringBuilder(sql.length());
-        int n = sql.length();
-        for (int i = 0; i < n; i++) {
-            char c = sql.charAt(i);
-            if (c == '\'') {
-                boolean escapes = i > 0 && (sql.charAt(i - 1) == 'E' || sql.charAt(i - 1) == 'e')
-                        && (i == 1 || !Character.isLetterOrDigit(sql.charAt(i - 2)) && sql.charAt(i - 2) != '_');
-                int j = i + 1;
-                while (j < n) {
-                    char d = sql.charAt(j);
-                    if (escapes && d == '\\') { j += 2; continue; }
-                    if (d == '\'') {
-                        if (j + 1 < n && sql.charAt(j + 1) == '\'') { j += 2; continue; }
-                        break;
-                    }
-                    j++;
-                }
-                if (j >= n) return sql;
-                if (escapes) b.setLength(b.length() - 1);   // the E prefix goes with the literal
-                b.append('?');
-                i = j;
-            } else if (c == '"') {
-                int j = sql.indexOf('"', i + 1);
-                while (j > 0 && j + 1 < n && sql.charAt(j + 1) == '"') j = sql.indexOf('"', j + 2);
-                if (j < 0) return sql;
-                b.append(sql, i, j + 1);
-                i = j;
-            } else if (c == '-' && i + 1 < n && sql.charAt(i + 1) == '-') {
-                int j = sql.indexOf('\n', i);
-                if (j < 0) j = n - 1;
-                b.append(sql, i, j + 1);
-                i = j;
-            } else if (c == '/' && i + 1 < n && sql.charAt(i + 1) == '*') {
-                int j = sql.indexOf("*/", i + 2);
-                if (j < 0) return sql;
-                b.append(sql, i, j + 2);
-                i = j + 1;
-            } else if (c == '$' && (i == 0 || !Character.isLetterOrDigit(sql.charAt(i - 1)) && sql.charAt(i - 1) != '_')) {
-                int k = i + 1;
-                while (k < n && (Character.isLetterOrDigit(sql.charAt(k)) || sql.charAt(k) == '_')) k++;
-                if (k < n && sql.charAt(k) == '$' && (k == i + 1 || !Character.isDigit(sql.charAt(i + 1)))) {   // $tag$, not $1
-                    String tag = sql.substring(i, k + 1);
-                    int j = sql.indexOf(tag, k + 1);
-                    if (j < 0) return sql;
-                    b.append(sql, i, j + tag.length());
-                    i = j + tag.length() - 1;
-                } else b.append(c);
-            } else if (Character.isDigit(c) && (i == 0 || !Character.isLetterOrDigit(sql.charAt(i - 1)) && sql.charAt(i - 1) != '_' && sql.charAt(i - 1) != '$')) {
-                int j = i;
-                while (j < n && (Character.isDigit(sql.charAt(j)) || sql.charAt(j) == '.')) j++;
-                b.append('?');
-                i = j - 1;
-            } else b.append(c);
+        for (SqlLexer.Token t : tokens) {
+            if (t.kind() == SqlLexer.Kind.STRING || t.kind() == SqlLexer.Kind.NUMBER) b.append('?');   // E'', B'', X'' with their prefix
+            else b.append(sql, t.start(), t.end());
         }
         return b.toString();
     }
@@ -97,82 +52,79 @@ public final class SqlText {
      * function call or of a parenthesis opened right after FROM/JOIN/LATERAL/comma).
      */
     public static Set<String> functionCalls(String sql) {
+        // the bodies of dollar-quoted strings are read as code too: a DO block's or function's calls count
+        List<SqlLexer.Token> ts = new ArrayList<>();
+        for (SqlLexer.Token t : SqlLexer.tokens(sql)) flatten(sql, t, ts);
         Set<String> out = new LinkedHashSet<>();
-        int n = sql.length();
-        int i = 0;
         // per open parenthesis: whether an identifier right after its ')' would name an alias list
-        java.util.ArrayDeque<Boolean> opened = new java.util.ArrayDeque<>();
-        int aliasAfter = -1;   // index just past a ')' that may be followed by an alias list
-        while (i < n) {
-            char c = sql.charAt(i);
-            if (c == '\'' || c == '"') {   // literals and quoted identifiers
-                // E'...\'...': a backslash escapes the quote (read as a closing quote, a call after it would be missed)
-                boolean escapes = c == '\'' && i > 0 && (sql.charAt(i - 1) == 'E' || sql.charAt(i - 1) == 'e')
-                        && (i == 1 || !Character.isLetterOrDigit(sql.charAt(i - 2)) && sql.charAt(i - 2) != '_');
-                int j = i + 1;
-                while (j < n && sql.charAt(j) != c) j += escapes && sql.charAt(j) == '\\' ? 2 : 1;
-                i = j + 1;
+        ArrayDeque<Boolean> opened = new ArrayDeque<>();
+        boolean aliasAfter = false;   // the previous token is a ')' that may be followed by an alias list
+        for (int k = 0; k < ts.size(); k++) {
+            SqlLexer.Token t = ts.get(k);
+            if (t.is(sql, "(")) {
+                SqlLexer.Token p = previous(ts, k);
+                opened.push(p != null && p.is(sql, ",") || ALIASABLE_AFTER.contains(previousWord(sql, ts, k)));
+                aliasAfter = false;
                 continue;
             }
-            if (c == '-' && i + 1 < n && sql.charAt(i + 1) == '-') { int j = sql.indexOf('\n', i); i = j < 0 ? n : j + 1; continue; }
-            if (c == '/' && i + 1 < n && sql.charAt(i + 1) == '*') { int j = sql.indexOf("*/", i + 2); i = j < 0 ? n : j + 2; continue; }
-            if (c == '(') {
-                opened.push(previousChar(sql, i) == ',' || ALIASABLE_AFTER.contains(previousWord(sql, i)));
-                i++;
+            if (t.is(sql, ")")) {
+                aliasAfter = !opened.isEmpty() && opened.pop();
                 continue;
             }
-            if (c == ')') {
-                boolean alias = !opened.isEmpty() && opened.pop();
-                aliasAfter = alias ? i + 1 : -1;
-                i++;
+            if (!(t.word() || t.kind() == SqlLexer.Kind.QUOTED_IDENT)) {
+                aliasAfter = false;
                 continue;
             }
-            if (Character.isLetter(c) || c == '_') {
-                int j = i;
-                while (j < n && (Character.isLetterOrDigit(sql.charAt(j)) || sql.charAt(j) == '_' || sql.charAt(j) == '.' || sql.charAt(j) == '$')) j++;
-                String word = sql.substring(i, j).toLowerCase(Locale.ROOT);
-                int k = j;
-                while (k < n && Character.isWhitespace(sql.charAt(k))) k++;
-                boolean cast = i >= 2 && sql.charAt(i - 1) == ':' && sql.charAt(i - 2) == ':';
-                String bare = word.substring(word.lastIndexOf('.') + 1);
-                boolean paren = k < n && sql.charAt(k) == '(';
-                boolean aliasList = paren && (previousWord(sql, i).equals("as") || aliasAfter >= 0 && sql.substring(aliasAfter, i).isBlank());
-                boolean call = paren && !cast && !aliasList && !NOT_FUNCTIONS.contains(bare) && !precededByInto(sql, i);
-                if (call) out.add(word);
-                if (paren) {   // its parenthesis: a call's ')' may be followed by an alias list
-                    opened.push(call || ALIASABLE_AFTER.contains(word));
-                    i = k + 1;
-                } else i = j;
-                continue;
+            // a possibly qualified name: part (. part)*
+            int first = k, last = k;
+            StringBuilder name = new StringBuilder(t.identifier(sql));
+            while (true) {
+                int dot = nextSignificant(ts, last + 1);
+                if (dot < 0 || !ts.get(dot).is(sql, ".")) break;
+                int part = nextSignificant(ts, dot + 1);
+                if (part < 0 || !(ts.get(part).word() || ts.get(part).kind() == SqlLexer.Kind.QUOTED_IDENT)) break;
+                name.append('.').append(ts.get(part).identifier(sql));
+                last = part;
             }
-            i++;
+            String word = name.toString();
+            int after = nextSignificant(ts, last + 1);
+            boolean paren = after >= 0 && ts.get(after).is(sql, "(");
+            SqlLexer.Token before = previous(ts, first);
+            boolean cast = before != null && before.is(sql, "::");
+            String bare = word.substring(word.lastIndexOf('.') + 1);
+            boolean aliasList = paren && (previousWord(sql, ts, first).equals("as") || aliasAfter);
+            String prev = previousWord(sql, ts, first);
+            boolean into = prev.equals("into") || prev.equals("table") || prev.equals("update") || prev.equals("only");   // INSERT INTO t(a, b)
+            boolean call = paren && !cast && !aliasList && !NOT_FUNCTIONS.contains(bare) && !into;
+            if (call) out.add(word);
+            aliasAfter = false;
+            if (paren) {   // its parenthesis: a call's ')' may be followed by an alias list
+                opened.push(call || ALIASABLE_AFTER.contains(word));
+                k = after;
+            } else k = last;
         }
         return out;
     }
 
-    /** The lower-case word ending right before {@code i} (whitespace skipped), or "" if a non-letter comes first. */
-    private static String previousWord(String sql, int i) {
-        int k = i - 1;
-        while (k >= 0 && Character.isWhitespace(sql.charAt(k))) k--;
-        int end = k + 1;
-        while (k >= 0 && (Character.isLetterOrDigit(sql.charAt(k)) || sql.charAt(k) == '_')) k--;
-        if (k >= 0 && (sql.charAt(k) == '.' || sql.charAt(k) == '"' || sql.charAt(k) == '$')) return "";
-        return sql.substring(k + 1, end).toLowerCase(Locale.ROOT);
+    /** Code tokens: literals and comments left out, dollar-quoted bodies read as code. */
+    private static void flatten(String sql, SqlLexer.Token t, List<SqlLexer.Token> out) {
+        switch (t.kind()) {
+            case SPACE, COMMENT, STRING -> { }
+            case DOLLAR_STRING -> { for (SqlLexer.Token u : SqlLexer.tokens(sql, t.bodyStart(sql), t.bodyEnd(sql))) flatten(sql, u, out); }
+            default -> out.add(t);
+        }
     }
 
-    private static char previousChar(String sql, int i) {
-        int k = i - 1;
-        while (k >= 0 && Character.isWhitespace(sql.charAt(k))) k--;
-        return k >= 0 ? sql.charAt(k) : ' ';
-    }
+    private static SqlLexer.Token previous(List<SqlLexer.Token> ts, int k) { return k > 0 ? ts.get(k - 1) : null; }
 
-    /** INSERT INTO t(a, b): the table's column list is not a call. */
-    private static boolean precededByInto(String sql, int i) {
-        int k = i - 1;
-        while (k >= 0 && Character.isWhitespace(sql.charAt(k))) k--;
-        int end = k + 1;
-        while (k >= 0 && Character.isLetter(sql.charAt(k))) k--;
-        String prev = sql.substring(k + 1, end).toLowerCase(Locale.ROOT);
-        return prev.equals("into") || prev.equals("table") || prev.equals("update") || prev.equals("only");
+    private static int nextSignificant(List<SqlLexer.Token> ts, int k) { return k < ts.size() ? k : -1; }
+
+    /** The lower-case unquoted word right before token {@code k}, or "" (also for a qualified one's last part). */
+    private static String previousWord(String sql, List<SqlLexer.Token> ts, int k) {
+        SqlLexer.Token p = previous(ts, k);
+        if (p == null || !p.word()) return "";
+        SqlLexer.Token pp = previous(ts, k - 1);
+        if (pp != null && pp.is(sql, ".")) return "";
+        return p.identifier(sql);
     }
 }

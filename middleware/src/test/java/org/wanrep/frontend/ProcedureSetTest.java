@@ -2,6 +2,7 @@ package org.wanrep.frontend;
 
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.wanrep.sql.UnitClassifier;
 
 import java.sql.Connection;
 import java.sql.ResultSet;

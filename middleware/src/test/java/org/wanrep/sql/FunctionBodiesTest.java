@@ -1,7 +1,6 @@
 package org.wanrep.sql;
 
 import org.junit.jupiter.api.Test;
-import org.wanrep.frontend.TimeRewriting;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

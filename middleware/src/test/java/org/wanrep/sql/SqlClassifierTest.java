@@ -1,8 +1,6 @@
 package org.wanrep.sql;
 
 import org.junit.jupiter.api.Test;
-import org.wanrep.frontend.Route;
-import org.wanrep.frontend.UnitAnalysis;
 import org.wanrep.lock.TableSet;
 import org.wanrep.pg.LocalPostgres;
 

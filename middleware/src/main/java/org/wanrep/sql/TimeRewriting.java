@@ -1,4 +1,4 @@
-package org.wanrep.frontend;
+package org.wanrep.sql;
 
 import org.wanrep.wire.Messages;
 import org.wanrep.wire.WireMessage;
@@ -111,58 +111,26 @@ public final class TimeRewriting {
         while (i < n && Character.isWhitespace(sql.charAt(i))) i++;
         if (i >= n) return false;
         char c = (char) (sql.charAt(i) | 0x20);
-        return (c == 'c' || c == 'd') && org.wanrep.sql.FunctionBodies.definesCode(sql.substring(i));
+        return (c == 'c' || c == 'd') && FunctionBodies.definesCode(sql.substring(i));
     }
 
     private static String rewriteStatement(String sql) { return rewriteStatement(sql, false); }
 
     private static String rewriteStatement(String sql, boolean body) {
         String ts = TS_EXPR;
-        boolean bodiesToo = !body && org.wanrep.sql.FunctionBodies.definesCode(sql) && org.wanrep.sql.FunctionBodies.readableLanguage(sql);
+        boolean bodiesToo = !body && FunctionBodies.definesCode(sql) && FunctionBodies.readableLanguage(sql);
         StringBuilder out = new StringBuilder(sql.length() + 32);
-        int n = sql.length(), i = 0, codeStart = 0;
-        while (i < n) {
-            char c = sql.charAt(i);
-            int skipTo = -1;
-            if (c == '\'' || c == '"') {
-                int j = i + 1;
-                while (j < n) {
-                    if (sql.charAt(j) == c) {
-                        if (j + 1 < n && sql.charAt(j + 1) == c) { j += 2; continue; }
-                        break;
-                    }
-                    j++;
-                }
-                skipTo = Math.min(n, j + 1);
-            } else if (c == '-' && i + 1 < n && sql.charAt(i + 1) == '-') {
-                int j = sql.indexOf('\n', i);
-                skipTo = j < 0 ? n : j + 1;
-            } else if (c == '/' && i + 1 < n && sql.charAt(i + 1) == '*') {
-                int j = sql.indexOf("*/", i + 2);
-                skipTo = j < 0 ? n : j + 2;
-            } else if (c == '$') {
-                Matcher m = Pattern.compile("\\$[A-Za-z_0-9]*\\$").matcher(sql).region(i, n);
-                if (m.lookingAt() && (i == 0 || !Character.isLetterOrDigit(sql.charAt(i - 1)) && sql.charAt(i - 1) != '_')) {
-                    int j = sql.indexOf(m.group(), i + m.group().length());
-                    if (bodiesToo && j > 0) {
-                        // the body of a function or DO block in SQL or PL/pgSQL: its code reads the replicated time too
-                        out.append(rewriteCode(sql.substring(codeStart, i), ts, body));
-                        String tag = m.group();
-                        out.append(tag).append(rewriteStatement(sql.substring(i + tag.length(), j), true)).append(tag);
-                        i = j + tag.length();
-                        codeStart = i;
-                        continue;
-                    }
-                    // any other dollar-quoted text (a string constant, a body in another language): leave it
-                    skipTo = j < 0 ? n : j + m.group().length();
-                }
-            }
-            if (skipTo >= 0) {
-                out.append(rewriteCode(sql.substring(codeStart, i), ts, body));
-                out.append(sql, i, skipTo);
-                i = skipTo;
-                codeStart = i;
-            } else i++;
+        int codeStart = 0;
+        for (SqlLexer.Token t : SqlLexer.tokens(sql)) {
+            SqlLexer.Kind k = t.kind();
+            if (k != SqlLexer.Kind.STRING && k != SqlLexer.Kind.QUOTED_IDENT && k != SqlLexer.Kind.COMMENT && k != SqlLexer.Kind.DOLLAR_STRING) continue;
+            out.append(rewriteCode(sql.substring(codeStart, t.start()), ts, body));
+            if (k == SqlLexer.Kind.DOLLAR_STRING && bodiesToo && !t.unterminated()) {
+                // the body of a function or DO block in SQL or PL/pgSQL: its code reads the replicated time too
+                int from = t.bodyStart(sql), to = t.bodyEnd(sql);
+                out.append(sql, t.start(), from).append(rewriteStatement(sql.substring(from, to), true)).append(sql, to, t.end());
+            } else out.append(sql, t.start(), t.end());   // literals, names, comments, other dollar-quoted text: left as they are
+            codeStart = t.end();
         }
         out.append(rewriteCode(sql.substring(codeStart), ts, body));
         return out.toString();

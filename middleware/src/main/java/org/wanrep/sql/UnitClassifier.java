@@ -1,4 +1,4 @@
-package org.wanrep.frontend;
+package org.wanrep.sql;
 
 import org.wanrep.lock.TableSet;
 import org.wanrep.wire.PgError;
@@ -57,7 +57,7 @@ public class UnitClassifier {
     UnitAnalysis analyzeText(String sql) {
         UnitAnalysis a = byText.get(sql);   // a prepared statement's text: the same string every time
         if (a != null) return a;
-        String shape = org.wanrep.sql.SqlText.normalize(sql);
+        String shape = SqlText.normalize(sql);
         a = cache.get(shape);
         if (a == null) {
             LITERALS_MATTER.set(false);
@@ -79,6 +79,8 @@ public class UnitClassifier {
         UnitAnalysis acc = null;
         int txnControl = 0;
         for (String sql : statements) {
+            // a quote or comment that does not end: PostgreSQL refuses the text, but what it is cannot be told here
+            if (SqlLexer.unterminated(sql)) return update(false, false);
             for (String stmt : splitStatements(sql)) {
                 UnitAnalysis a = analyzeStatement(stmt);
                 if (a.route() == Route.BEGIN || a.route() == Route.COMMIT || a.route() == Route.ROLLBACK) txnControl++;
@@ -140,9 +142,6 @@ public class UnitClassifier {
 
     private static final java.util.regex.Pattern INTO = java.util.regex.Pattern.compile("\\binto\\b");
     private static final java.util.regex.Pattern DML = java.util.regex.Pattern.compile("\\b(insert|update|delete|merge)\\b");
-    private static final java.util.regex.Pattern BLOCK_COMMENT = java.util.regex.Pattern.compile("(?s)/\\*.*?\\*/");
-    private static final java.util.regex.Pattern LINE_COMMENT = java.util.regex.Pattern.compile("--[^\\n]*");
-    private static final java.util.regex.Pattern DOLLAR_TAG = java.util.regex.Pattern.compile("\\$[A-Za-z_0-9]*\\$");
 
     /** The leading keyword (up to white space, a parenthesis or a semicolon). */
     private static String firstWord(String s) {
@@ -189,54 +188,38 @@ public class UnitClassifier {
         return UnitAnalysis.refused(PgError.error("0A000", "wanrep: COMMIT/ROLLBACK AND CHAIN is not supported"));
     }
 
-    /** Splits on semicolons outside quotes, dollar quotes and comments. */
+    /**
+     * Splits on semicolons outside literals, quoted identifiers, dollar quotes and comments
+     * ({@link SqlLexer}); blank pieces are dropped. A quote or comment that does not end takes the
+     * rest of the text into the last statement (PostgreSQL refuses the whole text; callers that
+     * classify check {@link SqlLexer#unterminated(String)} and lock every table).
+     */
     public static List<String> splitStatements(String sql) {
         List<String> out = new java.util.ArrayList<>();
-        StringBuilder cur = new StringBuilder();
-        int n = sql.length();
-        for (int i = 0; i < n; i++) {
-            char c = sql.charAt(i);
-            if (c == '\'' || c == '"') {
-                int j = i + 1;
-                while (j < n) {
-                    if (sql.charAt(j) == c) {
-                        if (j + 1 < n && sql.charAt(j + 1) == c) { j += 2; continue; }
-                        break;
-                    }
-                    j++;
-                }
-                cur.append(sql, i, Math.min(n, j + 1));
-                i = j;
-            } else if (c == '-' && i + 1 < n && sql.charAt(i + 1) == '-') {
-                int j = sql.indexOf('\n', i);
-                if (j < 0) j = n - 1;
-                cur.append(sql, i, j + 1);
-                i = j;
-            } else if (c == '/' && i + 1 < n && sql.charAt(i + 1) == '*') {
-                int j = sql.indexOf("*/", i + 2);
-                j = j < 0 ? n - 1 : j + 1;
-                cur.append(sql, i, j + 1);
-                i = j;
-            } else if (c == '$') {
-                java.util.regex.Matcher m = DOLLAR_TAG.matcher(sql).region(i, n);
-                if (m.lookingAt() && (i == 0 || !Character.isLetterOrDigit(sql.charAt(i - 1)))) {
-                    String tag = m.group();
-                    int j = sql.indexOf(tag, i + tag.length());
-                    j = j < 0 ? n - 1 : j + tag.length() - 1;
-                    cur.append(sql, i, j + 1);
-                    i = j;
-                } else cur.append(c);
-            } else if (c == ';') {
-                if (!cur.toString().isBlank()) out.add(cur.toString());
-                cur.setLength(0);
-            } else cur.append(c);
+        int from = 0;
+        for (SqlLexer.Token t : SqlLexer.tokens(sql)) {
+            if (t.kind() != SqlLexer.Kind.SEMICOLON) continue;
+            addStatement(sql, from, t.start(), out);
+            from = t.end();
         }
-        if (!cur.toString().isBlank()) out.add(cur.toString());
+        addStatement(sql, from, sql.length(), out);
         return out;
     }
 
-    static String stripComments(String s) {
+    private static void addStatement(String sql, int from, int to, List<String> out) {
+        for (int i = from; i < to; i++) {
+            if (!Character.isWhitespace(sql.charAt(i))) { out.add(sql.substring(from, to)); return; }
+        }
+    }
+
+    /** The text with every comment replaced by one blank (literals untouched). */
+    public static String stripComments(String s) {
         if (s.indexOf("/*") < 0 && s.indexOf("--") < 0) return s;
-        return LINE_COMMENT.matcher(BLOCK_COMMENT.matcher(s).replaceAll(" ")).replaceAll(" ");
+        StringBuilder b = new StringBuilder(s.length());
+        for (SqlLexer.Token t : SqlLexer.tokens(s)) {
+            if (t.kind() == SqlLexer.Kind.COMMENT) b.append(' ');
+            else b.append(s, t.start(), t.end());
+        }
+        return b.toString();
     }
 }

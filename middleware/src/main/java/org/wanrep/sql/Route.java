@@ -1,4 +1,4 @@
-package org.wanrep.frontend;
+package org.wanrep.sql;
 
 /** What the proxy does with one client request (a simple Query, or extended messages up to Sync). */
 public enum Route {

@@ -1,4 +1,4 @@
-package org.wanrep.frontend;
+package org.wanrep.sql;
 
 import java.util.List;
 import java.util.Locale;
@@ -68,21 +68,18 @@ public final class SessionCommands {
     private static List<String> arguments(String s, int from) {
         List<String> out = new java.util.ArrayList<>();
         int depth = 0, start = from;
-        for (int i = from; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c == '\'' || c == '"') {
-                int j = s.indexOf(c, i + 1);
-                if (j < 0) return null;
-                i = j;   // a doubled quote inside reads as two adjacent quoted parts: same bounds
-            } else if (c == '(') depth++;
-            else if (c == ')') {
+        List<SqlLexer.Token> tokens = SqlLexer.tokens(s, from, s.length());
+        if (SqlLexer.unterminated(tokens)) return null;
+        for (SqlLexer.Token t : tokens) {
+            if (t.is(s, "(")) depth++;
+            else if (t.is(s, ")")) {
                 if (depth-- == 0) {
-                    out.add(s.substring(start, i).trim());
+                    out.add(s.substring(start, t.start()).trim());
                     return out;
                 }
-            } else if (c == ',' && depth == 0) {
-                out.add(s.substring(start, i).trim());
-                start = i + 1;
+            } else if (t.is(s, ",") && depth == 0) {
+                out.add(s.substring(start, t.start()).trim());
+                start = t.end();
             }
         }
         return null;
@@ -93,7 +90,7 @@ public final class SessionCommands {
      * removed, runs of white space as one blank, trimmed.
      */
     private static String normalized(String statement) {
-        String s = org.wanrep.sql.SqlText.normalize(statement);
+        String s = SqlText.normalize(statement);
         return UnitClassifier.stripComments(s).trim().replaceAll("\\s+", " ").toLowerCase(Locale.ROOT);
     }
 

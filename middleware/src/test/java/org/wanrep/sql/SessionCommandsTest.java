@@ -1,4 +1,4 @@
-package org.wanrep.frontend;
+package org.wanrep.sql;
 
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;

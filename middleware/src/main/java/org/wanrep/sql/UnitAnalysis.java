@@ -1,4 +1,4 @@
-package org.wanrep.frontend;
+package org.wanrep.sql;
 
 import org.wanrep.lock.TableSet;
 import org.wanrep.wire.PgError;
