@@ -99,6 +99,8 @@ public final class Site implements AutoCloseable {
         Config c = cluster.forSite(name);
         // a missing, unreadable or too open secret stops the site before it holds anything
         if (!c.get("gcs.secret_file").isEmpty()) org.wanrep.gcs.jgroups.GcsSecret.load(java.nio.file.Path.of(c.get("gcs.secret_file")));
+        else LOG.warn("gcs.secret_file is not set: traffic between sites is in clear text and any process that reaches {}:{} can join the group",
+                c.get("gcs.host"), c.get("gcs.port"));
         // the proxy's port first: nothing else can take it while the site joins (clients wait until it accepts)
         java.net.ServerSocket listening = ProxyServer.bind(c.get("proxy.host"), c.getInt("proxy.port"));
         try {
