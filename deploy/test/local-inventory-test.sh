@@ -156,7 +156,9 @@ contains "$TMP/dry-init.out" "/usr/lib/postgresql/15/bin/initdb -D /srv/wanrep/f
   "max_replication_slots = 20" "max_wal_senders = 20" "max_slot_wal_keep_size = '1GB'" "listen_addresses = '*'" \
   "host all postgres 192.0.2.5/32 trust" "sites=virginia,frankfurt,singapore" "delivery=opt-safe" \
   "site.singapore.gcs.host=10.1.0.3" "site.frankfurt.gcs.port=7800" "site.virginia.proxy.port=6543" \
-  "site.virginia.postgres.port=5432" "cat > /srv/wanrep/virginia/wanrep.properties"
+  "site.virginia.postgres.port=5432" "cat > /srv/wanrep/virginia/wanrep.properties" \
+  "site.virginia.gcs.secret_file=/srv/wanrep/virginia/gcs.secret" "cat > /srv/wanrep/frankfurt/gcs.secret) && chmod 600"
+[ ! -e "$TMP/remote.inventory.gcs.secret" ] || fail "a dry run of init wrote the shared secret"
 dry start
 contains "$TMP/dry-start.out" "pg_ctl -D /srv/wanrep/virginia/pgdata -l /srv/wanrep/virginia/pgdata/server.log -w -t 60 start" \
   "./wanrep middleware --config /srv/wanrep/frankfurt/wanrep.properties --site frankfurt" \
@@ -225,7 +227,11 @@ step() { # step NAME ACTION [args]: runs the action, output in $TMP/step-NAME.ou
 }
 step init init
 for s in "${SITES[@]}"; do
-  contains "$TMP/sites/$s/wanrep.properties" "sites=montreal,boston,chicago" "latency_matrix=na4" "site.$s.proxy.port=${PROXY[$s]}"
+  contains "$TMP/sites/$s/wanrep.properties" "sites=montreal,boston,chicago" "latency_matrix=na4" "site.$s.proxy.port=${PROXY[$s]}" \
+    "site.$s.gcs.secret_file=$TMP/sites/$s/gcs.secret"
+  # every site holds the one shared secret, readable by its owner only
+  [ "$(stat -c %a "$TMP/sites/$s/gcs.secret")" = 600 ] || fail "$s: gcs.secret has mode $(stat -c %a "$TMP/sites/$s/gcs.secret")"
+  cmp -s "$TMP/sites/$s/gcs.secret" "$INV.gcs.secret" || fail "$s: gcs.secret differs from the control host's"
 done
 step init-again init    # idempotent: keeps the data directories
 contains "$TMP/step-init-again.out" "data directory exists, keeping it"

@@ -25,7 +25,7 @@ public final class ClusterCommand implements Runnable {
 
     @Override public void run() { spec.commandLine().usage(System.out); }
 
-    @Command(name = "up", mixinStandardHelpOptions = true, description = "Create and start N sites under DIR; writes DIR/cluster.json.")
+    @Command(name = "up", mixinStandardHelpOptions = true, description = "Create and start N sites under DIR; writes DIR/cluster.json. The sites share a key generated in DIR/gcs.secret (0600) and encrypt what they exchange (--set gcs.secret_file= for clear text).")
     static final class Up implements Callable<Integer> {
         @Option(names = "--sites", defaultValue = "3", description = "number of sites (default: ${DEFAULT-VALUE})") int sites;
         @Option(names = "--latency-matrix", defaultValue = "none", description = "preset (na4, na8, global5, ca-es-ch, lan), CSV file, or none") String matrix;

@@ -49,6 +49,9 @@ public final class GcsBenchCommand implements Callable<Integer> {
     @Option(names = "--json-out", description = "also write the JSON result to this file")
     Path jsonOut;
 
+    @Option(names = "--encrypted", description = "members encrypt and authenticate their traffic with a fresh shared key, as sites with gcs.secret_file do")
+    boolean encrypted;
+
     static final class Presets implements Iterable<String> {
         public java.util.Iterator<String> iterator() { return LatencyMatrix.PRESETS.iterator(); }
     }
@@ -69,7 +72,19 @@ public final class GcsBenchCommand implements Callable<Integer> {
         int w = warmup != null ? warmup : Math.max(20, messages / 10);
         Duration timeout = Duration.ofSeconds(60 + (long) (messages / Math.max(rate, 1)) * 2);
         GcsBench.Params p = new GcsBench.Params(m, d, sender, rate, messages, size, w, jitter, timeout);
-        GcsBench.Result r = new GcsBench(p, System.out).run();
+        GcsBench.Result r;
+        if (encrypted) {
+            Path dir = Files.createTempDirectory("wanrep-gcs-bench");
+            Path key = org.wanrep.gcs.jgroups.GcsSecret.generate(dir.resolve("gcs.secret"));
+            try {
+                r = new GcsBench(p, System.out, key).run();
+            } finally {
+                Files.deleteIfExists(key);
+                Files.deleteIfExists(dir);
+            }
+        } else {
+            r = new GcsBench(p, System.out).run();
+        }
         System.out.println();
         System.out.print(GcsBench.table(List.of(r)));
         String json = r.toJson();

@@ -19,6 +19,9 @@ import java.util.concurrent.Callable;
                 "low load (50 msgs/s, 1 KB) on na4 and global5 for agreed, safe and opt-safe:",
                 "  origin_p50 <= 1.15 x bound_origin + 10 ms; opt-safe: opt_p50 <= largest one-way delay from the sender + 10 ms;",
                 "no delay, 4 sites, 1 KB: agreed >= 10,000 msgs/s and safe >= 5,000 msgs/s sustained.",
+                "--encryption on: the members encrypt and authenticate their traffic as sites with gcs.secret_file do;",
+                "compare: each configuration runs in clear text and encrypted, the targets are checked on the encrypted runs",
+                "and the cost of encryption (encrypted / clear) is reported and written to encryption-cost.csv.",
                 "Writes results.json and results.csv to --out; exits 1 if a target is missed."})
 public final class GcsTargetsCommand implements Callable<Integer> {
     @Option(names = "--messages", defaultValue = "600", description = "measured messages per low-load run (default: ${DEFAULT-VALUE})")
@@ -30,9 +33,33 @@ public final class GcsTargetsCommand implements Callable<Integer> {
     @Option(names = "--out", defaultValue = "runs/gcs-targets", description = "output directory (default: ${DEFAULT-VALUE})")
     Path out;
 
+    @Option(names = "--encryption", defaultValue = "off", description = "off, on, or compare (both, with the cost of encryption) (default: ${DEFAULT-VALUE})")
+    String encryption;
+
+    private Path secret;
+    private final List<String[]> costs = new ArrayList<>();
+
     private record Row(String config, GcsBench.Result r, String target, double limit, double measured, boolean pass) {}
 
     @Override public Integer call() throws Exception {
+        if (!List.of("off", "on", "compare").contains(encryption)) throw new picocli.CommandLine.ParameterException(
+                new picocli.CommandLine(this), "--encryption must be off, on or compare, not '" + encryption + "'");
+        Path keyDir = null;
+        if (!encryption.equals("off")) {
+            keyDir = Files.createTempDirectory("wanrep-gcs-targets");
+            secret = org.wanrep.gcs.jgroups.GcsSecret.generate(keyDir.resolve("gcs.secret"));
+        }
+        try {
+            return measure();
+        } finally {
+            if (keyDir != null) {
+                Files.deleteIfExists(secret);
+                Files.deleteIfExists(keyDir);
+            }
+        }
+    }
+
+    private int measure() throws Exception {
         List<Row> rows = new ArrayList<>();
         for (String mx : List.of("na4", "global5")) {
             LatencyMatrix m = LatencyMatrix.load(mx);
@@ -69,15 +96,42 @@ public final class GcsTargetsCommand implements Callable<Integer> {
         Files.writeString(out.resolve("results.csv"), csv);
         Files.writeString(out.resolve("results.json"), json);
         System.out.print(table);
+        if (!costs.isEmpty()) {
+            StringBuilder ct = new StringBuilder(String.format(Locale.ROOT, "%ncost of encryption (targets above checked on the encrypted runs)%n%-32s %-20s %10s %10s %8s%n",
+                    "configuration", "metric", "clear", "encrypted", "ratio"));
+            StringBuilder cc = new StringBuilder("configuration,metric,clear,encrypted,ratio\n");
+            for (String[] c : costs) {
+                ct.append(String.format(Locale.ROOT, "%-32s %-20s %10s %10s %8s%n", (Object[]) c));
+                cc.append(String.join(",", c)).append('\n');
+            }
+            Files.writeString(out.resolve("encryption-cost.csv"), cc);
+            System.out.print(ct);
+        }
         System.out.println("results in " + out.toAbsolutePath());
         return all ? 0 : 1;
     }
 
+    /** The run the targets are checked on (encrypted unless --encryption off); with compare, a clear run first and the cost. */
     private GcsBench.Result run(LatencyMatrix m, Delivery d, double rate, int n) throws Exception {
-        System.out.printf("%n== %s, %s, %.0f msgs/s, %d messages%n", m.source(), d.label(), rate, n);
+        if (!encryption.equals("compare")) return run(m, d, rate, n, encryption.equals("on") ? secret : null);
+        GcsBench.Result clear = run(m, d, rate, n, null), enc = run(m, d, rate, n, secret);
+        String config = m.source() + " " + d.label() + " " + (int) rate + "/s";
+        cost(config, "origin_p50_ms", clear.originP50(), enc.originP50());
+        cost(config, "all_p99_ms", clear.allP99(), enc.allP99());
+        cost(config, "throughput_msgs_s", clear.throughput(), enc.throughput());
+        return enc;
+    }
+
+    private void cost(String config, String metric, double clear, double enc) {
+        costs.add(new String[]{config, metric, String.format(Locale.ROOT, "%.2f", clear), String.format(Locale.ROOT, "%.2f", enc),
+                String.format(Locale.ROOT, "%.3f", enc / clear)});
+    }
+
+    private GcsBench.Result run(LatencyMatrix m, Delivery d, double rate, int n, Path key) throws Exception {
+        System.out.printf("%n== %s, %s, %.0f msgs/s, %d messages%s%n", m.source(), d.label(), rate, n, key != null ? ", encrypted" : "");
         GcsBench.Params p = new GcsBench.Params(m, d, null, rate, n, 1024, Math.max(20, n / 10), 0,
                 Duration.ofSeconds(120 + (long) (n / rate) * 2));
-        GcsBench.Result r = new GcsBench(p, System.out).run();
+        GcsBench.Result r = new GcsBench(p, System.out, key).run();
         System.out.print(GcsBench.table(List.of(r)));
         return r;
     }

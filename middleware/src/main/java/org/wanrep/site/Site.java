@@ -97,6 +97,10 @@ public final class Site implements AutoCloseable {
         List<String> sites = sites(cluster);
         if (!sites.contains(name)) throw new Config.ConfigException("site '" + name + "' is not one of " + sites);
         Config c = cluster.forSite(name);
+        // a missing, unreadable or too open secret stops the site before it holds anything
+        if (!c.get("gcs.secret_file").isEmpty()) org.wanrep.gcs.jgroups.GcsSecret.load(java.nio.file.Path.of(c.get("gcs.secret_file")));
+        else LOG.warn("gcs.secret_file is not set: traffic between sites is in clear text and any process that reaches {}:{} can join the group",
+                c.get("gcs.host"), c.get("gcs.port"));
         // the proxy's port first: nothing else can take it while the site joins (clients wait until it accepts)
         java.net.ServerSocket listening = ProxyServer.bind(c.get("proxy.host"), c.getInt("proxy.port"));
         try {
@@ -146,7 +150,8 @@ public final class Site implements AutoCloseable {
         }
         String incarnation = Long.toString(System.currentTimeMillis());
         GcsSettings gs = new GcsSettings(c.get("cluster.name"), name, incarnation, sites, c.get("sequencer"), c.get("gcs.host"),
-                c.getInt("gcs.port"), hosts, matrix, c.getDouble("gcs.jitter_ms"), c.getInt("gcs.ack_interval_ms"), true);
+                c.getInt("gcs.port"), hosts, matrix, c.getDouble("gcs.jitter_ms"), c.getInt("gcs.ack_interval_ms"), true)
+                .withSecretFile(c.get("gcs.secret_file").isEmpty() ? null : java.nio.file.Path.of(c.get("gcs.secret_file")));
         FlowControl flow = new FlowControl(name, c.getInt("flow.max_backlog"), c.getInt("flow.wait_timeout_ms"), c.getInt("flow.report_interval_ms"));
         JGroupsGcs gcs = JGroupsGcs.start(gs, listenerWrapper.apply(flow.intercept(engine)));
         engine.attach(gcs);

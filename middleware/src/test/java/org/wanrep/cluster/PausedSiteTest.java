@@ -33,6 +33,9 @@ class PausedSiteTest {
         PrintStream quiet = new PrintStream(java.io.OutputStream.nullOutputStream());
         ClusterLayout layout = LocalCluster.up(dir, 3, "lan", Config.build(java.util.Map.of("delivery", "safe"), List.of()), quiet);
         try {
+            // its sites share a generated secret only the owner can read, so the view change below runs encrypted
+            assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(dir.resolve("gcs.secret")))).isEqualTo("rw-------");
+            assertThat(Files.readString(ClusterLayout.configFile(dir))).contains("gcs.secret_file=" + dir.toAbsolutePath().resolve("gcs.secret"));
             ClusterLayout.SiteEntry a = layout.sites().get(0), c = layout.sites().get(2);
             try (Connection x = connect(a); Statement st = x.createStatement()) {
                 st.execute("CREATE TABLE t (id serial PRIMARY KEY, v int)");

@@ -67,8 +67,15 @@ public final class GcsBench {
     private final long[][] finalAt, optAt;      // [member][message] nanoTime, 0 = not yet
     private final AtomicInteger[] finalCount;
     private final int total;
+    private final java.nio.file.Path secretFile;
 
     public GcsBench(Params p, PrintStream progress) {
+        this(p, progress, null);
+    }
+
+    /** With {@code secretFile} non-null the members encrypt and authenticate their traffic with that key, as sites do with gcs.secret_file. */
+    public GcsBench(Params p, PrintStream progress, java.nio.file.Path secretFile) {
+        this.secretFile = secretFile;
         this.p = p;
         this.out = progress;
         this.sites = p.matrix().sites();
@@ -86,11 +93,11 @@ public final class GcsBench {
         String cluster = "wanrep-bench-" + ProcessHandle.current().pid() + "-" + System.nanoTime() % 100000;
         List<JGroupsGcs> members = new ArrayList<>();
         try {
-            out.printf("starting %d members (%s, %s)...%n", sites.size(), p.matrix().source(), p.mode().label());
+            out.printf("starting %d members (%s, %s%s)...%n", sites.size(), p.matrix().source(), p.mode().label(), secretFile != null ? ", encrypted" : "");
             for (int i = 0; i < sites.size(); i++) {
                 final int me = i;
                 GcsSettings s = GcsSettings.loopback(cluster, sites.get(i), sites, ports, p.matrix().isZero() ? null : p.matrix())
-                        .withJitter(p.jitterMs());
+                        .withJitter(p.jitterMs()).withSecretFile(secretFile);
                 members.add(JGroupsGcs.start(s, new GcsListener() {
                     @Override public void optimistic(GcsMessage m) { record(optAt[me], m, null); }
                     @Override public void ordered(GcsMessage m, long gsn) { record(finalAt[me], m, finalCount[me]); }

@@ -20,10 +20,19 @@ import java.util.Objects;
  * @param jitterMs      uniform jitter added to each delayed message
  * @param ackIntervalMs minimum interval between stability acknowledgements
  * @param mayBootstrap  whether this member may start a new group's history (false when rejoining)
+ * @param secretFile    the cluster's shared key ({@link GcsSecret}): traffic between members is encrypted and
+ *                      authenticated with it, and a process without it cannot join; null: clear text, no check
  */
 public record GcsSettings(String cluster, String site, String incarnation, List<String> sites, String sequencerSite,
                           String bindHost, int bindPort, List<String> initialHosts, LatencyMatrix matrix,
-                          double jitterMs, long ackIntervalMs, boolean mayBootstrap) {
+                          double jitterMs, long ackIntervalMs, boolean mayBootstrap, java.nio.file.Path secretFile) {
+    /** Without a shared secret (clear text). */
+    public GcsSettings(String cluster, String site, String incarnation, List<String> sites, String sequencerSite,
+                       String bindHost, int bindPort, List<String> initialHosts, LatencyMatrix matrix,
+                       double jitterMs, long ackIntervalMs, boolean mayBootstrap) {
+        this(cluster, site, incarnation, sites, sequencerSite, bindHost, bindPort, initialHosts, matrix, jitterMs, ackIntervalMs, mayBootstrap, null);
+    }
+
     public GcsSettings {
         Objects.requireNonNull(site, "site");
         Objects.requireNonNull(sites, "sites");
@@ -77,14 +86,19 @@ public record GcsSettings(String cluster, String site, String incarnation, List<
     }
 
     public GcsSettings withJitter(double j) {
-        return new GcsSettings(cluster, site, incarnation, sites, sequencerSite, bindHost, bindPort, initialHosts, matrix, j, ackIntervalMs, mayBootstrap);
+        return new GcsSettings(cluster, site, incarnation, sites, sequencerSite, bindHost, bindPort, initialHosts, matrix, j, ackIntervalMs, mayBootstrap, secretFile);
     }
 
     public GcsSettings withIncarnation(String inc, boolean bootstrap) {
-        return new GcsSettings(cluster, site, inc, sites, sequencerSite, bindHost, bindPort, initialHosts, matrix, jitterMs, ackIntervalMs, bootstrap);
+        return new GcsSettings(cluster, site, inc, sites, sequencerSite, bindHost, bindPort, initialHosts, matrix, jitterMs, ackIntervalMs, bootstrap, secretFile);
     }
 
     public GcsSettings withSequencer(String s) {
-        return new GcsSettings(cluster, site, incarnation, sites, s, bindHost, bindPort, initialHosts, matrix, jitterMs, ackIntervalMs, mayBootstrap);
+        return new GcsSettings(cluster, site, incarnation, sites, s, bindHost, bindPort, initialHosts, matrix, jitterMs, ackIntervalMs, mayBootstrap, secretFile);
+    }
+
+    /** Encrypts and authenticates all traffic with the key in this file; null: clear text. */
+    public GcsSettings withSecretFile(java.nio.file.Path file) {
+        return new GcsSettings(cluster, site, incarnation, sites, sequencerSite, bindHost, bindPort, initialHosts, matrix, jitterMs, ackIntervalMs, mayBootstrap, file);
     }
 }

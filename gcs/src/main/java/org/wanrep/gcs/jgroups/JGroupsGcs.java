@@ -71,9 +71,11 @@ public final class JGroupsGcs implements Gcs, Receiver {
         this.self = Members.name(s.site(), s.incarnation());
         CoreConfig cfg = new CoreConfig(s.sites(), s.sequencerSite(), s.ackIntervalMs(), 500, s.mayBootstrap());
         this.core = new TotalOrderCore(self, cfg, new ChannelEffects());
+        javax.crypto.SecretKey key = s.secretFile() == null ? null : GcsSecret.load(s.secretFile());   // before the channel exists
         this.channel = new JChannel(new ByteArrayInputStream(StackXml.build(s).getBytes(StandardCharsets.UTF_8)));
         channel.name(self);
         ((WAN_DELAY) channel.getProtocolStack().findProtocol(WAN_DELAY.class)).configure(s.matrix(), s.site(), s.jitterMs());
+        if (key != null) GcsSecret.install(channel, key);
         if (customize != null) customize.accept(channel);
         channel.setReceiver(this);
         sender = Thread.ofPlatform().daemon().name("gcs-send-" + self).start(() -> loop(outbound));

@@ -3,7 +3,9 @@ package org.wanrep.gcs.jgroups;
 /**
  * The JGroups stack wanrep runs on (see FACTS.md): TCP, the WAN delay right above it, TCPPING,
  * failure detection, reliable FIFO multicast and unicast, membership, flow control, fragmentation.
- * The total-order protocol runs on top of the channel ({@link JGroupsGcs}).
+ * The total-order protocol runs on top of the channel ({@link JGroupsGcs}). Every listener binds the
+ * configured address only (FD_SOCK2 would take all interfaces otherwise). With a shared secret,
+ * {@link GcsSecret#install} adds encryption right above WAN_DELAY.
  */
 final class StackXml {
     private StackXml() {}
@@ -11,13 +13,13 @@ final class StackXml {
     static String build(GcsSettings s) {
         return """
             <config xmlns="urn:org:jgroups">
-              <TCP bind_addr="%s" bind_port="%d" port_range="0" tcp_nodelay="true"
+              <TCP bind_addr="%1$s" bind_port="%2$d" port_range="0" tcp_nodelay="true"
                    sock_conn_timeout="1s" diag.enabled="false"
                    thread_pool.min_threads="0" thread_pool.max_threads="200"/>
               <org.wanrep.gcs.jgroups.WAN_DELAY/>
-              <TCPPING initial_hosts="%s" port_range="0" async_discovery="true"/>
+              <TCPPING initial_hosts="%3$s" port_range="0" async_discovery="true"/>
               <MERGE3 min_interval="2s" max_interval="5s"/>
-              <FD_SOCK2/>
+              <FD_SOCK2 bind_addr="%1$s"/>
               <FD_ALL3 timeout="8s" interval="1s"/>
               <VERIFY_SUSPECT2 timeout="1s"/>
               <BARRIER/>
