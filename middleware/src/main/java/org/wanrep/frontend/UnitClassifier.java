@@ -13,6 +13,8 @@ import java.util.Set;
  */
 public class UnitClassifier {
     private static final int CACHE_LIMIT = 20_000;
+    /** Longer texts are analysed each time, never kept as cache keys (20,000 large texts would fill the heap). */
+    protected static final int MAX_CACHED_CHARS = 16 << 10;
     /** Analyses by SQL text: clients repeat the same texts, so a hit skips all parsing. */
     private final java.util.concurrent.ConcurrentHashMap<String, UnitAnalysis> cache = new java.util.concurrent.ConcurrentHashMap<>();
 
@@ -63,12 +65,12 @@ public class UnitClassifier {
             LITERALS_MATTER.set(false);
             a = analyzeUncached(List.of(sql));
             // row locks follow the constants the shape hides: such a shape is analysed every time
-            if (!LITERALS_MATTER.get()) {
+            if (!LITERALS_MATTER.get() && shape.length() <= MAX_CACHED_CHARS) {
                 if (cache.size() >= CACHE_LIMIT) cache.clear();
                 cache.put(shape, a);
             }
         }
-        if (shape.equals(sql)) {   // no constants in it (parameters instead): it will come again as is
+        if (sql.length() <= MAX_CACHED_CHARS && shape.equals(sql)) {   // no constants in it (parameters instead): it will come again as is
             if (byText.size() >= CACHE_LIMIT) byText.clear();
             byText.put(sql, a);
         }
