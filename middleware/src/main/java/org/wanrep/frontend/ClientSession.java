@@ -390,6 +390,13 @@ public final class ClientSession implements Runnable {
             return;
         }
         if (block == null) {
+            if (a.route() == Route.UPDATE && unit.get(0).kind() != 'Q' && last(unit).kind() != 'S') {
+                // its implicit transaction ends at a Sync that has not come (a Flush, or a Query cut it short): replicated now,
+                // a failure in it would leave the backend skipping everything (our COMMIT included) until that Sync, and the
+                // session stuck under its locks
+                replyError(unit, PgError.error("0A000", "wanrep: an update in the extended protocol must end with Sync"));
+                return;
+            }
             switch (a.route()) {
                 case UPDATE -> replicate(unit, a);
                 case BEGIN -> {
@@ -861,6 +868,10 @@ public final class ClientSession implements Runnable {
                 backend.send(m);
                 r.sent.add(m);
             }
+            // a request cut short by a Query (no Sync or Flush of its own): PostgreSQL would hold its answers back
+            // while we wait for them
+            char end = last(unit).kind();
+            if (end != 'S' && end != 'H' && end != 'Q') backend.send(Messages.FLUSH);
             backend.flush();
             noteStatements(unit);
             while (!backend.tracker().idle()) {

@@ -276,4 +276,206 @@ class ResourceBoundsTest {
             for (Connection c : cs) c.close();
         }
     }
+
+    // ------------------------------------------------------------------ protocol fuzz
+
+    /**
+     * Random, mutated and truncated messages and huge declared lengths, before and after authentication,
+     * each connection dropped when the server ends it: afterwards the site serves a normal session, no
+     * session thread is left, the accept thread runs, the budget is whole and the heap is where it was.
+     * Seeded: {@code -Dwanrep.fuzz.seed=S}; {@code -Dwanrep.fuzz.cases=N} (2000 by default, at most ~25 s).
+     */
+    @Test
+    void protocolFuzz() throws Exception {
+        long seed = Long.getLong("wanrep.fuzz.seed", System.nanoTime());
+        int cases = Integer.getInteger("wanrep.fuzz.cases", 2000);
+        System.out.println("ResourceBoundsTest.protocolFuzz seed " + seed + " (-Dwanrep.fuzz.seed=" + seed + ")");
+        java.util.Random rnd = new java.util.Random(seed);
+        try (Connection c = connect("postgres", null); Statement st = c.createStatement()) {
+            st.execute("CREATE TABLE IF NOT EXISTS fuzz(id int PRIMARY KEY, v text)");
+        }
+        java.lang.management.MemoryMXBean mem = java.lang.management.ManagementFactory.getMemoryMXBean();
+        System.gc();
+        long heapBefore = mem.getHeapMemoryUsage().getUsed();
+        long end = System.nanoTime() + 25_000_000_000L;
+        int done = 0, connections = 0, preAuth = 0;
+        while (done < cases && System.nanoTime() < end) {
+            connections++;
+            boolean before = rnd.nextInt(3) == 0;
+            try (Socket s = before ? open() : session("postgres")) {
+                s.setSoTimeout(2000);
+                DataOutputStream out = new DataOutputStream(new java.io.BufferedOutputStream(s.getOutputStream(), 1 << 14));
+                if (before) {
+                    preAuth++;
+                    done++;
+                    fuzzStartup(rnd, out);
+                } else {
+                    int k = 1 + rnd.nextInt(20);
+                    for (int i = 0; i < k; i++) fuzzMessage(rnd, out);
+                    done += k;
+                    if (rnd.nextBoolean()) writeMessage(out, 'S', new byte[0]);
+                }
+                out.flush();
+                drain(s, 30);
+            } catch (IOException expected) {
+                // the server ended the connection: what it must do with most of these
+            }
+        }
+        System.out.println("protocolFuzz: " + done + " cases over " + connections + " connections (" + preAuth + " before authentication)");
+        assertThat(done).as("cases run within the time limit").isGreaterThanOrEqualTo(Math.min(cases, 500));
+
+        var site = cluster.site(0);
+        long until = System.nanoTime() + 15_000_000_000L;
+        while (System.nanoTime() < until && (sessionThreads() > 0 || site.proxy().limits().budget().used() != 0)) Thread.sleep(50);
+        Thread.getAllStackTraces().forEach((t, st) -> {
+            if (t.getName().equals("wanrep-client")) System.out.println("left: " + t + "\n  " + java.util.Arrays.stream(st).map(Object::toString)
+                    .collect(java.util.stream.Collectors.joining("\n  ")));
+        });
+        if (sessionThreads() > 0) {
+            try (Connection c = cluster.pgs.get(0).connect(); Statement st = c.createStatement();
+                 ResultSet rs = st.executeQuery("SELECT pid, state, wait_event_type, wait_event, pg_blocking_pids(pid), left(query, 200) FROM pg_stat_activity WHERE backend_type = 'client backend'")) {
+                while (rs.next()) System.out.println("backend " + rs.getInt(1) + " " + rs.getString(2) + " " + rs.getString(3) + "/" + rs.getString(4)
+                        + " blocked by " + rs.getString(5) + ": " + rs.getString(6));
+            }
+        }
+        assertThat(sessionThreads()).as("session threads left once every client has gone").isZero();
+        assertServes();
+        assertThat(site.engine().failure()).isNull();
+        assertThat(site.proxy().accepting()).as("the accept thread runs").isTrue();
+        assertThat(site.proxy().limits().budget().used()).as("budget given back").isZero();
+        System.gc();
+        long heapAfter = mem.getHeapMemoryUsage().getUsed();
+        assertThat(heapAfter - heapBefore).as("heap growth after GC").isLessThan(64L << 20);
+    }
+
+    private static long sessionThreads() {
+        return Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().equals("wanrep-client") && t.isAlive()).count();
+    }
+
+    /** Reads whatever the server sends for up to {@code ms} (or until it closes). */
+    private static void drain(Socket s, int ms) throws IOException {
+        s.setSoTimeout(ms);
+        byte[] buf = new byte[8192];
+        try {
+            while (s.getInputStream().read(buf) >= 0) { }
+        } catch (java.net.SocketTimeoutException e) {
+            // nothing more for now
+        }
+    }
+
+    private static final int[] HUGE = {Integer.MAX_VALUE, -1, Integer.MIN_VALUE, 0, 3, 1 << 30, 200 << 20, (64 << 20) + 5, 10_001, 65 << 20};
+
+    private static int hugeLength(java.util.Random rnd) {
+        return rnd.nextBoolean() ? HUGE[rnd.nextInt(HUGE.length)] : rnd.nextInt();
+    }
+
+    private static void fuzzStartup(java.util.Random rnd, DataOutputStream out) throws IOException {
+        switch (rnd.nextInt(6)) {
+            case 0 -> out.writeInt(hugeLength(rnd));   // a startup packet of any length, nothing after it
+            case 1 -> {   // a startup packet with random content
+                byte[] b = new byte[rnd.nextInt(300)];
+                rnd.nextBytes(b);
+                out.writeInt(b.length + 4);
+                out.write(b);
+            }
+            case 2 -> out.write(mutate(rnd, startupPacket(rnd.nextBoolean() ? "alice" : "mallory")));
+            case 3 -> {   // SCRAM: a password message with a huge length, or garbage
+                out.write(startupPacket(rnd.nextBoolean() ? "alice" : "nobody"));
+                out.writeByte(rnd.nextBoolean() ? 'p' : rnd.nextInt(256));
+                if (rnd.nextBoolean()) out.writeInt(hugeLength(rnd));
+                else {
+                    byte[] b = new byte[rnd.nextInt(200)];
+                    rnd.nextBytes(b);
+                    out.writeInt(b.length + 4);
+                    out.write(b);
+                }
+            }
+            case 4 -> {   // SSLRequest or CancelRequest, then anything
+                out.writeInt(rnd.nextBoolean() ? 8 : 16);
+                out.writeInt(rnd.nextBoolean() ? 80877103 : 80877102);
+                byte[] b = new byte[rnd.nextInt(40)];
+                rnd.nextBytes(b);
+                out.write(b);
+            }
+            default -> {   // md5 user, a truncated answer
+                out.write(startupPacket("bob"));
+                out.writeByte('p');
+                out.writeInt(40);
+                out.write(new byte[rnd.nextInt(36)]);
+            }
+        }
+    }
+
+    private static final String[] SQL = {"SELECT 1", "SELECT v FROM fuzz WHERE id = 1", "INSERT INTO fuzz VALUES (1, 'a') ON CONFLICT DO NOTHING",
+            "UPDATE fuzz SET v = 'b' WHERE id = 1", "BEGIN", "COMMIT", "ROLLBACK", "COPY fuzz FROM STDIN", "SELECT pg_sleep(0)", "SHOW wanrep.sites"};
+
+    private static byte[] cstrings(String... ss) {
+        ByteArrayOutputStream b = new ByteArrayOutputStream();
+        for (String x : ss) {
+            b.writeBytes(x.getBytes(StandardCharsets.UTF_8));
+            b.write(0);
+        }
+        return b.toByteArray();
+    }
+
+    /** A valid frontend message of some kind. */
+    private static Msg validMessage(java.util.Random rnd) {
+        String sql = SQL[rnd.nextInt(SQL.length)];
+        return switch (rnd.nextInt(9)) {
+            case 0, 1 -> new Msg('Q', cstrings(sql));
+            case 2 -> {
+                ByteArrayOutputStream b = new ByteArrayOutputStream();
+                b.writeBytes(cstrings(rnd.nextBoolean() ? "" : "s" + rnd.nextInt(3), sql));
+                b.writeBytes(new byte[] {0, 0});
+                yield new Msg('P', b.toByteArray());
+            }
+            case 3 -> new Msg('B', concat(cstrings("", rnd.nextBoolean() ? "" : "s" + rnd.nextInt(3)), new byte[] {0, 0, 0, 0, 0, 0}));
+            case 4 -> new Msg('E', concat(cstrings(""), new byte[] {0, 0, 0, 0}));
+            case 5 -> new Msg('D', concat(new byte[] {(byte) (rnd.nextBoolean() ? 'S' : 'P')}, cstrings("")));
+            case 6 -> new Msg('d', ("1\t" + rnd.nextInt(100) + "\n").getBytes(StandardCharsets.UTF_8));
+            case 7 -> new Msg(rnd.nextBoolean() ? 'c' : 'H', new byte[0]);
+            default -> new Msg('C', concat(new byte[] {(byte) 'S'}, cstrings("s" + rnd.nextInt(3))));
+        };
+    }
+
+    private static byte[] concat(byte[] a, byte[] b) {
+        byte[] r = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, r, a.length, b.length);
+        return r;
+    }
+
+    private static byte[] mutate(java.util.Random rnd, byte[] b) {
+        byte[] r = b.clone();
+        if (r.length == 0) return r;
+        for (int i = 1 + rnd.nextInt(3); i > 0; i--) r[rnd.nextInt(r.length)] = (byte) rnd.nextInt(256);
+        return r;
+    }
+
+    private static void fuzzMessage(java.util.Random rnd, DataOutputStream out) throws IOException {
+        Msg m = validMessage(rnd);
+        switch (rnd.nextInt(8)) {
+            case 0, 1, 2 -> writeMessage(out, m.type(), m.payload());   // valid
+            case 3 -> writeMessage(out, m.type(), mutate(rnd, m.payload()));   // mutated payload
+            case 4 -> {   // a random type and payload
+                byte[] b = new byte[rnd.nextInt(rnd.nextInt(10) == 0 ? 100_000 : 200)];
+                rnd.nextBytes(b);
+                writeMessage(out, (char) rnd.nextInt(256), b);
+            }
+            case 5 -> {   // truncated: the declared length is longer than what follows
+                out.writeByte(m.type());
+                out.writeInt(m.payload().length + 4 + 1 + rnd.nextInt(100));
+                out.write(m.payload());
+            }
+            case 6 -> {   // a huge or invalid declared length
+                out.writeByte(m.type());
+                out.writeInt(hugeLength(rnd));
+                out.write(m.payload(), 0, rnd.nextInt(m.payload().length + 1));
+            }
+            default -> {   // the length word itself mutated
+                out.writeByte(m.type());
+                out.writeInt((m.payload().length + 4) ^ (1 << rnd.nextInt(31)));
+                out.write(m.payload());
+            }
+        }
+    }
 }
