@@ -81,8 +81,6 @@ public final class ProxyServer implements AutoCloseable {
                     serve(s);
                 } catch (Exception | VirtualMachineError e) {
                     // one connection's failure (no memory or no thread for it): that client is dropped, the others are served
-                    clients.remove(s);
-                    closeQuietly(s);
                     LOG.error("could not serve a client connection: {}", e.toString());
                     pause();
                 }
@@ -100,8 +98,22 @@ public final class ProxyServer implements AutoCloseable {
         }
     }
 
+    /** Tests: runs before each connection is served (to make serving it fail). */
+    volatile java.util.function.Consumer<Socket> beforeServe = s -> { };
+
     private void serve(Socket s) {
+        try {
+            serveOrFail(s);
+        } catch (Throwable t) {   // not served: the client must not wait for an answer that never comes
+            clients.remove(s);
+            closeQuietly(s);
+            throw t;
+        }
+    }
+
+    private void serveOrFail(Socket s) {
         clients.add(s);
+        beforeServe.accept(s);
         if (!ctx.limits().tryStart()) {
             // as PostgreSQL's postmaster does when too many connections are starting: answered at once, no thread
             try {
