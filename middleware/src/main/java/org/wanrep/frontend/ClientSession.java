@@ -362,6 +362,12 @@ public final class ClientSession implements Runnable {
             }
             return;
         }
+        if (backend.tracker().skippingToSync()) {
+            // an error in an extended request that had no Sync: PostgreSQL ignores everything up to the Sync, and so do
+            // we (a request of ours would never be answered); the Sync itself goes to PostgreSQL, which answers it
+            if (last(unit).kind() == 'S') relay(List.of(Messages.SYNC));
+            return;
+        }
         if (unit.get(0).kind() == 'F') {
             replyError(unit, PgError.error("0A000", "wanrep: the function-call protocol message is not supported"));
             return;
@@ -1100,7 +1106,7 @@ public final class ClientSession implements Runnable {
      * sites run it the same way; read once the backend is idle (a block's SET LOCAL ends with it).
      */
     private void refreshSettings() throws IOException {
-        if (backend.status() != 'I') return;
+        if (backend.status() != 'I' || backend.tracker().skippingToSync()) return;   // later: it would not answer now
         sessionSettings.refreshIfNeeded(backend);
         settings.clear();
         settings.putAll(sessionSettings.values());
