@@ -3,7 +3,6 @@ package org.wanrep.frontend;
 import org.wanrep.wire.WireStream;
 
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -25,11 +24,17 @@ public final class ClientLimits {
     private final int maxStarting;
     private final ConcurrentHashMap<String, AtomicInteger> perUser = new ConcurrentHashMap<>();
     private final AtomicInteger starting = new AtomicInteger();
-    private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "wanrep-client-timer");
-        t.setDaemon(true);
+    private final ScheduledExecutorService timer = newTimer();
+
+    private static ScheduledExecutorService newTimer() {
+        java.util.concurrent.ScheduledThreadPoolExecutor t = new java.util.concurrent.ScheduledThreadPoolExecutor(1, r -> {
+            Thread x = new Thread(r, "wanrep-client-timer");
+            x.setDaemon(true);
+            return x;
+        });
+        t.setRemoveOnCancelPolicy(true);   // a cancelled deadline must not keep its session's buffers for a minute
         return t;
-    });
+    }
 
     /**
      * {@code budgetBytes}: what buffered client messages may hold at once; {@code maxPerUser} 0: no limit per user;

@@ -1071,13 +1071,14 @@ public final class ClientSession implements Runnable {
                 String name = Messages.parseName(m);
                 if (!name.isEmpty()) {
                     WireMessage old = statements.put(name, m);
-                    statementBytes += m.payload().length - (old == null ? 0 : old.payload().length);
+                    // twice: the message and its decoded text in statementSql
+                    statementBytes += 2L * (m.payload().length - (old == null ? 0 : old.payload().length));
                     statementSql.put(name, Messages.parseQuery(m));
                 }
             } else if (m.kind() == 'C' && Messages.closeTarget(m).isStatement()) {
                 String name = Messages.closeTarget(m).name();
                 WireMessage old = statements.remove(name);
-                if (old != null) statementBytes -= old.payload().length;
+                if (old != null) statementBytes -= 2L * old.payload().length;
                 statementSql.remove(name);
             } else if (m.kind() == 'Q') {
                 if (SessionCommands.discardsStatements(m.queryText())) {
