@@ -317,7 +317,7 @@ public final class ClientSession implements Runnable {
             share.settle(retainedBytes());   // drop what the request buffered so far
             if (discardUntilSync || e.type == 'd') return List.of();   // dropped anyway
             List<WireMessage> refused = List.of(WireMessage.of(e.type == 'Q' ? 'Q' : 'P', new byte[0]));
-            if (block != null && backend.status() == 'T') raiseInBlock(refused, outOfMemory(e));
+            if (block != null && backend.status() == 'T' && !backend.tracker().skippingToSync()) raiseInBlock(refused, outOfMemory(e));
             else replyError(refused, outOfMemory(e));
             return List.of();
         } finally {
