@@ -240,6 +240,35 @@ class ResourceBoundsTest {
     }
 
     @Test
+    void copyDataPastTheBudgetGetsOutOfMemoryAndNothingIsCopied() throws Exception {
+        try (Connection c = connect("postgres", null); Statement st = c.createStatement()) {
+            st.execute("CREATE TABLE IF NOT EXISTS big(v text)");
+        }
+        try (Socket s = session("postgres")) {
+            DataOutputStream out = new DataOutputStream(new java.io.BufferedOutputStream(s.getOutputStream(), 1 << 16));
+            DataInputStream in = new DataInputStream(s.getInputStream());
+            writeMessage(out, 'Q', "COPY big FROM STDIN\0".getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            assertThat(read(in).type()).isEqualTo('G');
+            byte[] row = ("z".repeat(40 << 20) + "\n").getBytes(StandardCharsets.US_ASCII);
+            for (int i = 0; i < 3; i++) writeMessage(out, 'd', row);   // 120 MB gathered before ordering: over the 100 MB budget
+            writeMessage(out, 'c', new byte[0]);
+            out.flush();
+            List<Msg> answers = new ArrayList<>();
+            do answers.add(read(in)); while (answers.getLast().type() != 'Z');
+            assertThat(answers).extracting(Msg::type).containsExactly('E', 'Z');
+            assertThat(answers.get(0).fields()).contains("C53200");
+            writeMessage(out, 'Q', "SELECT count(*) FROM big\0".getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            answers.clear();
+            do answers.add(read(in)); while (answers.getLast().type() != 'Z');
+            assertThat(answers).extracting(Msg::type).containsExactly('T', 'D', 'C', 'Z');
+            assertThat(answers.get(1).fields()).endsWith("0");
+        }
+        assertThat(cluster.site(0).proxy().limits().budget().used()).isZero();
+    }
+
+    @Test
     void unknownUserAndWrongPasswordGetTheSameError() {
         Map<String, String> answers = new LinkedHashMap<>();
         for (String[] up : new String[][] {{"alice", "wrong"}, {"bob", "wrong"}, {"mallory", "wrong"}, {"nobody", "s3cret"}}) {
