@@ -12,7 +12,10 @@ import java.util.Map;
 public final class UserDirectory {
     public enum Method { TRUST, MD5, SCRAM }
 
-    public record User(String name, Method method, String secret, ScramVerifier verifier) {}
+    /** {@code mock}: a stand-in for an unknown name, never admitted (see {@link #mock}). */
+    public record User(String name, Method method, String secret, ScramVerifier verifier, boolean mock) {
+        public User(String name, Method method, String secret, ScramVerifier verifier) { this(name, method, secret, verifier, false); }
+    }
 
     private final Map<String, User> users = new LinkedHashMap<>();
 
@@ -40,4 +43,31 @@ public final class UserDirectory {
     }
 
     public User find(String name) { return users.get(name); }
+
+    /** Keys the made-up salts of unknown users: the same name gets the same salt while this process runs. */
+    private final byte[] mockKey = new java.security.SecureRandom().generateSeed(32);
+
+    /**
+     * A stand-in for a user name that is not configured: it goes through the same exchange as a real
+     * user (SCRAM with a salt that is stable per name, or md5 if every password user uses md5) and
+     * can never succeed, so that the answer and its timing do not tell unknown names from wrong
+     * passwords (PostgreSQL's mock authentication).
+     */
+    public User mock(String name) {
+        boolean md5Only = users.values().stream().anyMatch(u -> u.method() == Method.MD5)
+                && users.values().stream().noneMatch(u -> u.method() == Method.SCRAM);
+        byte[] salt;
+        byte[] keys = new byte[64];
+        try {
+            javax.crypto.Mac mac = javax.crypto.Mac.getInstance("HmacSHA256");
+            mac.init(new javax.crypto.spec.SecretKeySpec(mockKey, "HmacSHA256"));
+            salt = java.util.Arrays.copyOf(mac.doFinal(name.getBytes(java.nio.charset.StandardCharsets.UTF_8)), 16);
+        } catch (java.security.GeneralSecurityException e) {
+            throw new IllegalStateException(e);
+        }
+        new java.security.SecureRandom().nextBytes(keys);
+        String secret = java.util.HexFormat.of().formatHex(keys);   // no client can know it
+        ScramVerifier v = new ScramVerifier(salt, 4096, java.util.Arrays.copyOf(keys, 32), java.util.Arrays.copyOfRange(keys, 32, 64));
+        return new User(name, md5Only ? Method.MD5 : Method.SCRAM, secret, v, true);
+    }
 }

@@ -70,6 +70,12 @@ public final class ClientSession implements Runnable {
     private WireMessage pushedBack;
     private volatile boolean relaying;
     private String role;   // clientRoles: the role this session's updates run as at every site
+    /** This session's share of the site's budget for buffered client messages (see {@link ClientLimits}). */
+    private final ClientLimits.SessionShare share;
+    /** Payload bytes of the named statements kept in {@link #statements}: held beyond their request. */
+    private long statementBytes;
+    private boolean authenticated;
+    private String countedUser;   // holds a place among this user's sessions
 
     /** An interactive transaction block in progress. */
     private static final class Block {
@@ -78,6 +84,7 @@ public final class ClientSession implements Runnable {
         /** random()'s seed for the block, here at BEGIN and at every other site before its log. */
         final long seed = RANDOM.nextLong() | 1;
         final List<WireMessage> log = new ArrayList<>();
+        long logBytes;   // payload bytes of the log: held until the block ends
         final Set<String> definedInLog = new HashSet<>();
         RequestId exclusive;
         boolean ddl;
@@ -102,31 +109,76 @@ public final class ClientSession implements Runnable {
         this.requireTls = security.requireTls();
         this.clientRoles = security.clientRoles();
         this.certificateNamesUser = security.certificateNamesUser();
+        this.share = new ClientLimits.SessionShare(ctx.limits().budget());
     }
 
     @Override public void run() {
+        ClientLimits limits = ctx.limits();
+        boolean starting = true;   // holds a place among the connections in their startup (ProxyServer took it)
+        // authentication_timeout: a connection that has not finished its startup by then is closed
+        java.util.concurrent.ScheduledFuture<?> deadline = limits.timer().schedule(client::close, limits.authTimeoutMs(),
+                java.util.concurrent.TimeUnit.MILLISECONDS);
         try {
-            if (!startup()) return;
+            client.limit(ClientLimits.MAX_MESSAGE_BEFORE_AUTH, null);   // nothing buffered before authentication is large
+            boolean started = startup();
+            deadline.cancel(false);
+            limits.started();
+            starting = false;
+            if (!started) return;
+            authenticated = true;
+            client.limit(limits.maxMessage(), share);
             while (true) {
                 List<WireMessage> unit = readUnit();
                 if (unit == null) return;
                 if (!unit.isEmpty()) handle(unit);
+                unit = null;
+                share.settle(retainedBytes());   // the request's messages are let go of
                 client.flush();
             }
         } catch (EOFException e) {
             LOG.debug("client closed the connection");
+        } catch (java.net.SocketTimeoutException e) {
+            LOG.debug("session idle for {} ms", limits.idleTimeoutMs());
+            sendFatal(PgError.fatal("57P05", "terminating connection due to idle-session timeout"));
         } catch (BackendException e) {
             LOG.warn("session ends: {}", e.getMessage());
             sendFatal(e.error());
+        } catch (WireStream.MessageTooLongException e) {
+            // the rest of the message cannot be skipped reliably (the client may never send it): the connection ends
+            LOG.info("session ends: {}", e.getMessage());
+            if (authenticated) sendFatal(PgError.fatal("54000", "wanrep: message of " + e.length + " bytes is longer than the "
+                    + e.max + " accepted (proxy.max_message_mb)"));
+            else sendFatal(PgError.fatal("08P01", "invalid message length"));
+        } catch (WireStream.OverBudgetException e) {
+            sendFatal(outOfMemory(e));
         } catch (IOException | ProtocolException e) {
             LOG.debug("session ends: {}", e.toString());
             if (e instanceof ProtocolException) sendFatal(PgError.fatal("08P01", e.getMessage()));
         } catch (RuntimeException e) {
             LOG.error("session failed", e);
             sendFatal(PgError.fatal("XX000", "wanrep internal error: " + e));
+        } catch (StackOverflowError e) {
+            // recovered: the session ends, its stack is gone; the site goes on
+            LOG.error("session ends: stack overflow", e);
+            sendFatal(PgError.fatal("54001", "stack depth limit exceeded"));
+        } catch (OutOfMemoryError e) {
+            // recovered: what this session held is released when it ends; the budget keeps buffered requests below the heap
+            LOG.error("session ends: out of memory ({})", e.getMessage());
+            sendFatal(PgError.fatal("53200", "out of memory"));
         } finally {
+            deadline.cancel(false);
+            if (starting) limits.started();
             cleanup();
         }
+    }
+
+    /** Bytes of client messages this session holds beyond the request in hand: named statements, the block's log. */
+    private long retainedBytes() { return statementBytes + (block == null ? 0 : block.logBytes); }
+
+    private PgError outOfMemory(WireStream.OverBudgetException e) {
+        ClientLimits.Budget b = ctx.limits().budget();
+        return PgError.error("53200", "out of memory").withDetail("wanrep: " + e.getMessage() + " (proxy.buffer_budget_mb: "
+                + (b.capacity() >> 20) + " MB for the requests all sessions of this site buffer)");
     }
 
     // ------------------------------------------------------------------ startup and authentication
@@ -193,6 +245,11 @@ public final class ClientSession implements Runnable {
         }
         admitted = true;
         if (!authenticate(user)) return false;
+        if (!ctx.limits().tryEnterUser(user)) {
+            sendFatal(PgError.fatal("53300", "too many connections for role \"" + user + "\""));
+            return false;
+        }
+        countedUser = user;
         // the backend logs in as the client's role, or as the replica user for every client
         org.wanrep.backend.BackendTarget as = clientRoles ? ctx.backend().as(user, replicaPassword(ctx.users().find(user))) : ctx.backend();
         role = clientRoles ? user : null;
@@ -220,10 +277,8 @@ public final class ClientSession implements Runnable {
     private boolean authenticate(String user) throws IOException {
         UserDirectory.User u = ctx.users().find(user);
         PgError denied = PgError.fatal("28P01", "password authentication failed for user \"" + user + "\"");
-        if (u == null) {
-            sendFatal(PgError.fatal("28000", "wanrep: no such user \"" + user + "\" (see the users setting)"));
-            return false;
-        }
+        // an unknown name goes through the same exchange and gets the same answer as a wrong password
+        if (u == null) u = ctx.users().mock(user);
         switch (u.method()) {
             case TRUST -> { return true; }
             case MD5 -> {
@@ -233,7 +288,7 @@ public final class ClientSession implements Runnable {
                 client.flush();
                 WireMessage p = client.read();
                 String answer = p.kind() == 'p' ? new PayloadReader(p.payload()).cstring() : "";
-                if (!answer.equals(md5(u.secret(), user, salt))) {
+                if (!answer.equals(md5(u.secret(), user, salt)) | u.mock()) {   // not short-circuited: the same work either way
                     sendFatal(denied);
                     return false;
                 }
@@ -261,7 +316,7 @@ public final class ClientSession implements Runnable {
                 client.flush();
                 WireMessage fin = client.read();
                 String ok = fin.kind() == 'p' ? x.serverFinal(new String(fin.payload(), StandardCharsets.UTF_8)) : null;
-                if (ok == null) {
+                if (ok == null || u.mock()) {
                     sendFatal(denied);
                     return false;
                 }
@@ -297,8 +352,31 @@ public final class ClientSession implements Runnable {
 
     // ------------------------------------------------------------------ requests
 
-    /** Reads messages up to a request boundary: a Query, a Sync or a Flush. Null on Terminate. */
+    /**
+     * Reads messages up to a request boundary: a Query, a Sync or a Flush. Null on Terminate. Outside a
+     * transaction, a client silent for {@code proxy.idle_session_timeout_ms} ends the session (57P05).
+     * A message the budget has no room for is refused with 53200 and the request dropped (an empty list).
+     */
     private List<WireMessage> readUnit() throws IOException {
+        int idle = ctx.limits().idleTimeoutMs();
+        boolean idleWait = idle > 0 && block == null && backend.status() == 'I';
+        if (idleWait) client.readTimeout(idle);
+        try {
+            return readUnitMessages();
+        } catch (WireStream.OverBudgetException e) {
+            pushedBack = null;
+            share.settle(retainedBytes());   // drop what the request buffered so far
+            if (discardUntilSync || e.type == 'd') return List.of();   // dropped anyway
+            List<WireMessage> refused = List.of(WireMessage.of(e.type == 'Q' ? 'Q' : 'P', new byte[0]));
+            if (block != null && backend.status() == 'T' && !backend.tracker().skippingToSync()) raiseInBlock(refused, outOfMemory(e));
+            else replyError(refused, outOfMemory(e));
+            return List.of();
+        } finally {
+            if (idleWait) client.readTimeout(0);
+        }
+    }
+
+    private List<WireMessage> readUnitMessages() throws IOException {
         List<WireMessage> unit = new ArrayList<>();
         while (true) {
             WireMessage m;
@@ -335,6 +413,12 @@ public final class ClientSession implements Runnable {
             }
             return;
         }
+        if (backend.tracker().skippingToSync()) {
+            // an error in an extended request that had no Sync: PostgreSQL ignores everything up to the Sync, and so do
+            // we (a request of ours would never be answered); the Sync itself goes to PostgreSQL, which answers it
+            if (last(unit).kind() == 'S') relay(List.of(Messages.SYNC));
+            return;
+        }
         if (unit.get(0).kind() == 'F') {
             replyError(unit, PgError.error("0A000", "wanrep: the function-call protocol message is not supported"));
             return;
@@ -363,6 +447,13 @@ public final class ClientSession implements Runnable {
             return;
         }
         if (block == null) {
+            if (a.route() == Route.UPDATE && unit.get(0).kind() != 'Q' && last(unit).kind() != 'S') {
+                // its implicit transaction ends at a Sync that has not come (a Flush, or a Query cut it short): replicated now,
+                // a failure in it would leave the backend skipping everything (our COMMIT included) until that Sync, and the
+                // session stuck under its locks
+                replyError(unit, PgError.error("0A000", "wanrep: an update in the extended protocol must end with Sync"));
+                return;
+            }
             switch (a.route()) {
                 case UPDATE -> replicate(unit, a);
                 case BEGIN -> {
@@ -629,10 +720,15 @@ public final class ClientSession implements Runnable {
             for (WireMessage m : r.sent) if (m.kind() == 'P') replacement.add(m);
             if (!replacement.isEmpty()) replacement.add(Messages.SYNC);
             replacement.add(WireMessage.query(raiseSql(r.error)));
-            block.log.addAll(selfContained(replacement, block.definedInLog));
+            addToLog(selfContained(replacement, block.definedInLog));
         } else {
-            block.log.addAll(selfContained(r.sent, block.definedInLog));
+            addToLog(selfContained(r.sent, block.definedInLog));
         }
+    }
+
+    private void addToLog(List<WireMessage> ms) {
+        block.log.addAll(ms);
+        for (WireMessage m : ms) block.logBytes += m.payload().length;
     }
 
     static boolean nonDeterministic(String sqlState) {
@@ -759,7 +855,7 @@ public final class ClientSession implements Runnable {
     private void raiseInBlock(List<WireMessage> unit, PgError error) throws IOException {
         WireMessage raise = WireMessage.query(raiseSql(error));
         backend.run(raise.queryText());
-        if (block.exclusive != null) block.log.add(raise);
+        if (block.exclusive != null) addToLog(List.of(raise));
         replyError(unit, error);
     }
 
@@ -829,6 +925,10 @@ public final class ClientSession implements Runnable {
                 backend.send(m);
                 r.sent.add(m);
             }
+            // a request cut short by a Query (no Sync or Flush of its own): PostgreSQL would hold its answers back
+            // while we wait for them
+            char end = last(unit).kind();
+            if (end != 'S' && end != 'H' && end != 'Q') backend.send(Messages.FLUSH);
             backend.flush();
             noteStatements(unit);
             while (!backend.tracker().idle()) {
@@ -851,7 +951,18 @@ public final class ClientSession implements Runnable {
 
     private void copyIn(Relay r) throws IOException {
         while (true) {
-            WireMessage m = client.read();
+            WireMessage m;
+            try {
+                m = client.read();
+            } catch (WireStream.OverBudgetException e) {
+                // no room for the data: the backend's COPY fails (its error reaches the client), the rest is dropped
+                WireMessage fail = Messages.copyFail("wanrep: out of memory: " + e.getMessage() + " (SQLSTATE 53200)");
+                backend.send(fail);
+                backend.flush();
+                r.sent.add(fail);
+                drainCopy();
+                return;
+            }
             switch (m.kind()) {
                 case 'd', 'c', 'f', 'H', 'S' -> {
                     backend.send(m);
@@ -901,7 +1012,17 @@ public final class ClientSession implements Runnable {
         client.flush();
         List<WireMessage> withData = new ArrayList<>(unit);
         while (true) {
-            WireMessage m = client.read();
+            WireMessage m;
+            try {
+                m = client.read();
+            } catch (WireStream.OverBudgetException e) {
+                // the data must be whole before it is ordered: no room for it, so the COPY is refused
+                withData = null;
+                share.settle(retainedBytes());
+                drainCopy();
+                replyError(unit, outOfMemory(e));
+                return null;
+            }
             if (m.kind() == 'd') withData.add(m);
             else if (m.kind() == 'c') {
                 withData.add(m);
@@ -912,6 +1033,25 @@ public final class ClientSession implements Runnable {
             } else if (m.kind() == 'H' || m.kind() == 'S') {
                 // ignored during COPY, as PostgreSQL does
             } else throw new ProtocolException("unexpected message type '" + m.kind() + "' during COPY from stdin");
+        }
+    }
+
+    /** Reads and drops the client's COPY data up to its CopyDone or CopyFail. */
+    private void drainCopy() throws IOException {
+        while (true) {
+            WireMessage m;
+            try {
+                m = client.read();
+            } catch (WireStream.OverBudgetException e) {
+                continue;
+            }
+            share.settle(retainedBytes());
+            switch (m.kind()) {
+                case 'c', 'f' -> { return; }
+                case 'd', 'H', 'S' -> { }
+                case 'X' -> throw new EOFException("client terminated during COPY");
+                default -> throw new ProtocolException("unexpected message type '" + m.kind() + "' during COPY from stdin");
+            }
         }
     }
 
@@ -981,17 +1121,21 @@ public final class ClientSession implements Runnable {
             if (m.kind() == 'P') {
                 String name = Messages.parseName(m);
                 if (!name.isEmpty()) {
-                    statements.put(name, m);
+                    WireMessage old = statements.put(name, m);
+                    // twice: the message and its decoded text in statementSql
+                    statementBytes += 2L * (m.payload().length - (old == null ? 0 : old.payload().length));
                     statementSql.put(name, Messages.parseQuery(m));
                 }
             } else if (m.kind() == 'C' && Messages.closeTarget(m).isStatement()) {
                 String name = Messages.closeTarget(m).name();
-                statements.remove(name);
+                WireMessage old = statements.remove(name);
+                if (old != null) statementBytes -= 2L * old.payload().length;
                 statementSql.remove(name);
             } else if (m.kind() == 'Q') {
                 if (SessionCommands.discardsStatements(m.queryText())) {
                     statements.clear();
                     statementSql.clear();
+                    statementBytes = 0;
                 }
             }
         }
@@ -1014,7 +1158,7 @@ public final class ClientSession implements Runnable {
      * sites run it the same way; read once the backend is idle (a block's SET LOCAL ends with it).
      */
     private void refreshSettings() throws IOException {
-        if (backend.status() != 'I') return;
+        if (backend.status() != 'I' || backend.tracker().skippingToSync()) return;   // later: it would not answer now
         sessionSettings.refreshIfNeeded(backend);
         settings.clear();
         settings.putAll(sessionSettings.values());
@@ -1050,6 +1194,8 @@ public final class ClientSession implements Runnable {
         if (backend != null) backend.close();
         client.close();
         if (admitted) ctx.sessions().leave();
+        if (countedUser != null) ctx.limits().leaveUser(countedUser);
+        share.settle(0);
     }
 
     private static WireMessage last(List<WireMessage> unit) { return unit.get(unit.size() - 1); }

@@ -9,6 +9,7 @@ import org.wanrep.backend.BackendTarget;
 import org.wanrep.config.Config;
 import org.wanrep.exec.WireTxnExecutor;
 import org.wanrep.frontend.CancelRegistry;
+import org.wanrep.frontend.ClientLimits;
 import org.wanrep.frontend.ProxyServer;
 import org.wanrep.frontend.SiteContext;
 import org.wanrep.gcs.Delivery;
@@ -190,7 +191,8 @@ public final class Site implements AutoCloseable {
         }
         SiteContext ctx = new SiteContext(name, target, UserDirectory.parse(c.get("users")), engine,
                 new org.wanrep.sql.Classifiers(target, org.wanrep.sql.Classifiers.configuredFunctions(c), policy.kind() != ExecutionPolicy.Kind.SYMMETRIC),
-                new CancelRegistry(), c.get("queries").equals("locked"), Duration.ofMillis(c.getInt("pool.wait_timeout_ms")), channel, sessions, c.get("testing.fault_injection").equals("on"));
+                new CancelRegistry(), c.get("queries").equals("locked"), Duration.ofMillis(c.getInt("pool.wait_timeout_ms")), channel, sessions, c.get("testing.fault_injection").equals("on"),
+                clientLimits(c, sessions.max()));
         // DDL run here for another site's client changes the catalog the classifiers know (called under the
         // engine's monitor for every commit: the origin's analysis travels with the request, nothing is parsed)
         engine.onCommit(r -> {
@@ -211,6 +213,7 @@ public final class Site implements AutoCloseable {
         });
         // every fatal report goes through the engine first: it stops processing deliveries at once
         engine.onFatal(fatal);
+        proxy.onFatal(engine::fail);
         executor.onFatal(engine::fail);
         if (channel != null) channel.onFatal(engine::fail);
         return site;
@@ -256,6 +259,17 @@ public final class Site implements AutoCloseable {
         LOG.info("serving at most {} client sessions (replica max_connections {}, {} reserved for superusers, {} for replication, {} spare)",
                 limit, maxConnections, reserved, replication, CONNECTION_MARGIN);
         return limit;
+    }
+
+    /** What clients may cost this site (see {@link ClientLimits}); connections in their startup: twice the sessions, at least 64. */
+    static ClientLimits clientLimits(Config c, int maxClients) {
+        int maxMessageMb = c.getInt("proxy.max_message_mb");
+        if (maxMessageMb < 1 || maxMessageMb > 1023)
+            throw new Config.ConfigException("proxy.max_message_mb: " + maxMessageMb + " is not between 1 and 1023");
+        String b = c.get("proxy.buffer_budget_mb");
+        long budget = b == null || b.isBlank() ? Runtime.getRuntime().maxMemory() / 4 : (long) c.getInt("proxy.buffer_budget_mb") << 20;
+        return new ClientLimits(maxMessageMb << 20, budget, c.getInt("proxy.authentication_timeout_ms"), c.getInt("proxy.idle_session_timeout_ms"),
+                c.getInt("proxy.max_clients_per_user"), Math.max(64, 2 * maxClients));
     }
 
     private static void closeQuietly(java.net.ServerSocket s) {
@@ -309,6 +323,7 @@ public final class Site implements AutoCloseable {
     public String name() { return name; }
     public int proxyPort() { return proxy.port(); }
     public ReplicationEngine engine() { return engine; }
+    public ProxyServer proxy() { return proxy; }
     public JGroupsGcs gcs() { return gcs; }
 
     /** Stops like a crash: the group sees the member vanish, clients lose their connections. */

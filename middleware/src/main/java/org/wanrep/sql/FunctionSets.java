@@ -274,9 +274,10 @@ final class FunctionSets {
         Statement parsed;
         Set<String> named;
         try {
+            if (sql.length() > SqlClassifier.MAX_PARSED_CHARS) return false;   // not followed: every table
             parsed = CCJSqlParserUtil.parse(sql);
             named = new TablesNamesFinder().getTables(parsed);
-        } catch (Exception | StackOverflowError e) {
+        } catch (Exception | StackOverflowError | OutOfMemoryError e) {
             return false;
         }
         if (writesNamed != (parsed instanceof Select ? 0 : 1)) return false;

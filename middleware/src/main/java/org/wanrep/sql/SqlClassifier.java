@@ -40,6 +40,9 @@ public final class SqlClassifier extends UnitClassifier {
     static final Set<String> WRITING_BUILTINS = Set.of("nextval", "setval", "pg_advisory_lock", "pg_advisory_xact_lock", "lo_import",
             "lo_unlink", "lo_create", "lo_from_bytea", "lo_put", "pg_logical_emit_message");
 
+    /** Longer statements are not handed to JSqlParser: they lock every table (read-only ones stay local). */
+    public static final int MAX_PARSED_CHARS = 1 << 20;
+
     private final Supplier<Catalog> loader;
     private final Map<String, TableSet> functions;
     private volatile Catalog catalog;
@@ -106,7 +109,7 @@ public final class SqlClassifier extends UnitClassifier {
         boolean before = LITERALS_MATTER.get();
         LITERALS_MATTER.set(false);
         UnitAnalysis a = refine(stmt, kw);
-        if (!LITERALS_MATTER.get()) {   // row locks depend on the literals the shape hides: analysed each time
+        if (!LITERALS_MATTER.get() && shape.length() <= MAX_CACHED_CHARS) {   // row locks depend on the literals the shape hides: analysed each time
             if (byShape.size() > 20_000) byShape.clear();
             byShape.put(shape, a);
         }
@@ -158,10 +161,13 @@ public final class SqlClassifier extends UnitClassifier {
         if (!update && configured == null && !isQuery(stmt)) return kw;   // SET, SHOW, VACUUM...: nothing to lock
         Set<String> reads = new HashSet<>(), writes = new HashSet<>();
         boolean forUpdate = false;
+        // JSqlParser needs many times a text's size (a 50 MB SELECT exhausted the heap): longer statements are not
+        // parsed, and locking every table is always safe
+        if (stmt.length() > MAX_PARSED_CHARS) return notFollowed(kw, configured);
         Statement parsed;
         try {
             parsed = CCJSqlParserUtil.parse(stmt);
-        } catch (Exception | StackOverflowError e) {
+        } catch (Exception | StackOverflowError | OutOfMemoryError e) {
             return notFollowed(kw, configured);
         }
         Set<String> named;

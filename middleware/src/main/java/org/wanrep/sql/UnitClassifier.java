@@ -13,6 +13,8 @@ import java.util.Set;
  */
 public class UnitClassifier {
     private static final int CACHE_LIMIT = 20_000;
+    /** Longer texts are analysed each time, never kept as cache keys (20,000 large texts would fill the heap). */
+    protected static final int MAX_CACHED_CHARS = 16 << 10;
     /** Analyses by SQL text: clients repeat the same texts, so a hit skips all parsing. */
     private final java.util.concurrent.ConcurrentHashMap<String, UnitAnalysis> cache = new java.util.concurrent.ConcurrentHashMap<>();
 
@@ -63,12 +65,12 @@ public class UnitClassifier {
             LITERALS_MATTER.set(false);
             a = analyzeUncached(List.of(sql));
             // row locks follow the constants the shape hides: such a shape is analysed every time
-            if (!LITERALS_MATTER.get()) {
+            if (!LITERALS_MATTER.get() && shape.length() <= MAX_CACHED_CHARS) {
                 if (cache.size() >= CACHE_LIMIT) cache.clear();
                 cache.put(shape, a);
             }
         }
-        if (shape.equals(sql)) {   // no constants in it (parameters instead): it will come again as is
+        if (sql.length() <= MAX_CACHED_CHARS && shape.equals(sql)) {   // no constants in it (parameters instead): it will come again as is
             if (byText.size() >= CACHE_LIMIT) byText.clear();
             byText.put(sql, a);
         }
@@ -156,9 +158,14 @@ public class UnitClassifier {
 
     private static UnitAnalysis readOnlyUnlessWrites(String s, boolean random, boolean time) {
         boolean writes = s.contains("nextval(") || s.contains("setval(") || s.contains(" for update") || s.contains(" for share")
-                || s.contains(" for no key update") || s.contains(" for key share") || INTO.matcher(s).find()
-                || DML.matcher(s).find() || (s.startsWith("explain") && s.contains("analy"));
+                || s.contains(" for no key update") || s.contains(" for key share") || (s.contains("into") && INTO.matcher(s).find())
+                || (mayNameDml(s) && DML.matcher(s).find()) || (s.startsWith("explain") && s.contains("analy"));
         return writes ? update(random, time) : UnitAnalysis.local();
+    }
+
+    /** A fast test before the regular expression (a text of many MB takes seconds in it, milliseconds here). */
+    private static boolean mayNameDml(String s) {
+        return s.contains("insert") || s.contains("update") || s.contains("delete") || s.contains("merge");
     }
 
     /** Statements after which the catalog (tables, views, keys, triggers, defaults) must be read again. */

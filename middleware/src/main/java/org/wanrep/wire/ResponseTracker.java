@@ -27,7 +27,7 @@ public final class ResponseTracker {
             case 'E' -> extended(Expect.EXECUTE);
             case 'C' -> extended(Expect.CLOSE);
             case 'S' -> { pending.add(Expect.SYNC); skippingToSync = false; }
-            case 'Q' -> pending.add(Expect.QUERY);
+            case 'Q' -> { if (!skippingToSync) pending.add(Expect.QUERY); }   // ignored too until the Sync: no answer comes
             case 'c', 'f' -> {
                 if (copyIn) copyIn = false;
                 else copyEndsAhead++;
