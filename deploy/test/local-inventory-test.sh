@@ -231,6 +231,7 @@ for s in "${SITES[@]}"; do
     "site.$s.gcs.secret_file=$TMP/sites/$s/gcs.secret"
   # every site holds the one shared secret, readable by its owner only
   [ "$(stat -c %a "$TMP/sites/$s/gcs.secret")" = 600 ] || fail "$s: gcs.secret has mode $(stat -c %a "$TMP/sites/$s/gcs.secret")"
+  [ "$(stat -c %a "$TMP/sites/$s/wanrep.properties")" = 600 ] || fail "$s: wanrep.properties has mode $(stat -c %a "$TMP/sites/$s/wanrep.properties")"
   cmp -s "$TMP/sites/$s/gcs.secret" "$INV.gcs.secret" || fail "$s: gcs.secret differs from the control host's"
 done
 step init-again init    # idempotent: keeps the data directories
