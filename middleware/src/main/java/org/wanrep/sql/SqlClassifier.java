@@ -250,7 +250,9 @@ public final class SqlClassifier extends UnitClassifier {
         if (parsed instanceof PlainSelect ps && ps.getFromItem() instanceof Table t) target = cat.resolve(name(t));
         Set<String> resolvedNames = new HashSet<>();
         for (String n : named) resolvedNames.add(cat.resolve(n));
-        if (target != null && configured == null && calls.isEmpty() && resolvedNames.equals(Set.of(target)) && !hasSubquery(stmt, parsed)
+        // calls may reach other rows; the replicated clock that TimeRewriting put in (pgbench's history stamp) reaches none
+        if (target != null && configured == null && SqlText.functionCalls(org.wanrep.frontend.TimeRewriting.withoutReplicatedClock(stmt)).isEmpty()
+                && resolvedNames.equals(Set.of(target)) && !hasSubquery(stmt, parsed)
                 && !cat.viewBases.containsKey(target) && (reads.contains(target) || writes.contains(target))) {
             LITERALS_MATTER.set(true);
             Map<String, org.wanrep.lock.LockMode> keys = RowKeys.of(parsed, target, cat);

@@ -56,6 +56,24 @@ class RowKeysTest {
         assertThat(h.tables().writes()).containsExactly("public.history");
     }
 
+    /**
+     * The replicated clock (TimeRewriting's expression for now() / CURRENT_TIMESTAMP, which every
+     * update carries by the time it is classified) computes a value, not which rows: pgbench's
+     * tpcb-like history insert and a keyed update stamping a time keep their row-level classes.
+     */
+    @Test
+    void theReplicatedClockKeepsRowLocks() {
+        String ins = org.wanrep.frontend.TimeRewriting.rewrite("INSERT INTO history (tid, bid, aid, delta, mtime) VALUES (1, 2, 3, 4, CURRENT_TIMESTAMP)");
+        assertThat(ins).contains("wanrep.ts");
+        assertThat(rows(ins)).isEqualTo(Map.of("public.history", Map.of()));
+        String upd = org.wanrep.frontend.TimeRewriting.rewrite("UPDATE accounts SET balance = 1, at = now() WHERE id = 5");
+        assertThat(rows(upd)).isEqualTo(w("public.accounts", "5"));
+        // a key compared with the clock is still not a plain key
+        assertThat(rows(org.wanrep.frontend.TimeRewriting.rewrite("UPDATE stamped SET v = 1 WHERE at = now()"))).isEmpty();
+        // any other call still keeps the table whole
+        assertThat(rows("INSERT INTO history (tid, delta) VALUES (1, abs(-4))")).isEmpty();
+    }
+
     /** 5, '5' and '05' name the same integer key; a cast or an odd literal keeps the table whole. */
     @Test
     void literalsAreNormalisedOrRefused() {
