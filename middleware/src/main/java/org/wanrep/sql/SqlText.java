@@ -32,7 +32,24 @@ public final class SqlText {
      * dollar-quoted bodies are kept verbatim (a digit in {@code "t 1"} names a table); a text this
      * cannot read with certainty (an unterminated quote) is returned unchanged.
      */
-    public static String normalize(String sql) {
+    public static String normalize(String sql) { return normalize(sql, null); }
+
+    /**
+     * As {@link #normalize(String)}, adding to {@code literals} (when given) each literal the text
+     * replaced, in order, as written ({@code 'it''s'}, {@code 42}); null for one that is not plain
+     * (an E'' or other prefixed string, a number with a fraction, exponent or suffix), so no key is
+     * read from it. An unchanged text (one this cannot read) leaves the list as it was.
+     */
+    public static String normalize(String sql, java.util.List<String> literals) {
+        int before = literals == null ? 0 : literals.size();
+        String out = normalizeInto(sql, literals);
+        if (out == sql && literals != null) literals.subList(before, literals.size()).clear();
+        return out;
+    }
+
+    private static boolean identChar(char c) { return Character.isLetterOrDigit(c) || c == '_' || c == '$'; }
+
+    private static String normalizeInto(String sql, java.util.List<String> literals) {
         StringBuilder b = new StringBuilder(sql.length());
         int n = sql.length();
         for (int i = 0; i < n; i++) {
@@ -52,6 +69,8 @@ public final class SqlText {
                 }
                 if (j >= n) return sql;
                 if (escapes) b.setLength(b.length() - 1);   // the E prefix goes with the literal
+                // a prefix (E, B, X, N, U&) or anything glued to the quote: not a plain string
+                if (literals != null) literals.add(escapes || (i > 0 && (identChar(sql.charAt(i - 1)) || sql.charAt(i - 1) == '&')) ? null : sql.substring(i, j + 1));
                 b.append('?');
                 i = j;
             } else if (c == '"') {
@@ -83,6 +102,10 @@ public final class SqlText {
             } else if (Character.isDigit(c) && (i == 0 || !Character.isLetterOrDigit(sql.charAt(i - 1)) && sql.charAt(i - 1) != '_' && sql.charAt(i - 1) != '$')) {
                 int j = i;
                 while (j < n && (Character.isDigit(sql.charAt(j)) || sql.charAt(j) == '.')) j++;
+                if (literals != null) {
+                    String t = sql.substring(i, j);
+                    literals.add(t.indexOf('.') >= 0 || (j < n && (identChar(sql.charAt(j)) || sql.charAt(j) == '.')) ? null : t);
+                }
                 b.append('?');
                 i = j - 1;
             } else b.append(c);
