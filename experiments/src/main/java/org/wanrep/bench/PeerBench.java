@@ -112,7 +112,8 @@ public final class PeerBench {
             Files.writeString(random, synthetic.pgbenchUpdateScript());
             List<Workload> workloads = List.of(
                     new Workload("select-only (-S -M prepared)", List.of("-S", "-M", "prepared")),
-                    new Workload("tpcb-like, one request (\\;, simple)", List.of("-M", "simple", "-f", oneRequest.toString())),
+                    // -s: a custom script's :scale is 1 unless given (all clients on one branch), where the built-in tpcb-like reads it from the tables
+                    new Workload("tpcb-like, one request (\\;, simple)", List.of("-M", "simple", "-s", Integer.toString(scale), "-f", oneRequest.toString())),
                     new Workload("tpcb-like, interactive (--max-tries=10)", List.of("-b", "tpcb-like", "--max-tries=10")),
                     new Workload("10 updates, one request, random tables", List.of("-M", "simple", "-f", random.toString())));
             List<Run> runs = new ArrayList<>();

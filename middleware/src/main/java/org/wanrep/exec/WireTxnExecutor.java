@@ -474,18 +474,21 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
     }
 
     /**
-     * Written-table sets known to hold no sequence (per database): most updates skip the read. Any
-     * catalog change empties it (a new serial column or sequence); DDL runs alone under every table's lock.
+     * Written relations known not to be sequences (per database): most updates skip the read. The read
+     * selects the sequences among the written relations, so a set of known ones needs none, whatever the
+     * combination (the study's random-table updates write a new combination of tables nearly every time,
+     * which a cache of whole sets missed). Any catalog change empties it (a new serial column or
+     * sequence); DDL runs alone under every table's lock.
      */
-    private final Map<String, java.util.Set<java.util.Set<String>>> withoutSequences = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<String, java.util.Set<String>> withoutSequences = new java.util.concurrent.ConcurrentHashMap<>();
 
     /** The put-back of the sequences the request may advance, read before its first attempt ("" when none). */
     private String sequencePutBack(BackendConnection conn, TxnRequest r) throws IOException {
         if (r.changesCatalog()) withoutSequences.clear();
         String q = WriteSetSql.sequenceStates(r.tables());
         if (q == null || r.kind() == TxnRequest.Kind.WRITESET_LOG) return "";
-        java.util.Set<java.util.Set<String>> known = withoutSequences.computeIfAbsent(r.database(), d -> java.util.concurrent.ConcurrentHashMap.newKeySet());
-        if (!r.tables().all() && known.contains(r.tables().writes())) return "";
+        java.util.Set<String> known = withoutSequences.computeIfAbsent(r.database(), d -> java.util.concurrent.ConcurrentHashMap.newKeySet());
+        if (!r.tables().all() && known.containsAll(r.tables().writes())) return "";
         String calls = "";
         PgError err = null;
         // a cancel still on its way (a revocation's) may land on this read: it only reads, so read again
@@ -505,7 +508,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
             if (err == null || !TxnExecutor.transientState(err.sqlState())) break;
         }
         if (err != null) throw new IOException("reading the sequences' state: " + err);
-        if (calls.isEmpty() && !r.tables().all() && known.size() < 10_000) known.add(java.util.Set.copyOf(r.tables().writes()));
+        if (calls.isEmpty() && !r.tables().all() && known.size() < 100_000) known.addAll(r.tables().writes());
         return calls;
     }
 

@@ -16,6 +16,7 @@ import org.wanrep.sql.UnitAnalysis;
 import org.wanrep.sql.UnitClassifier;
 import org.wanrep.txn.RequestId;
 import org.wanrep.txn.TxnRequest;
+import org.wanrep.sql.BoundParameters;
 import org.wanrep.wire.Messages;
 import org.wanrep.wire.PayloadReader;
 import org.wanrep.wire.PgError;
@@ -438,6 +439,11 @@ public final class ClientSession implements Runnable {
         boolean executes = unit.stream().anyMatch(m -> m.kind() == 'Q' || m.kind() == 'E');
         List<String> texts = executes ? statementTexts(unit) : List.of();
         UnitAnalysis a = executes ? ctx.classifiers().forDatabase(database).analyze(texts) : UnitAnalysis.local();
+        if ((a.route() == Route.UPDATE || ctx.lockedQueries()) && !a.tables().all() && unit.stream().anyMatch(m -> m.kind() == 'B')) {
+            // a prepared statement's rows show in the values bound to it: row locks instead of its tables
+            UnitAnalysis bound = ctx.classifiers().forDatabase(database).analyze(statementTexts(unit, true));
+            if (bound.route() == a.route()) a = bound;
+        }
         // paused, cut off or failed: this replica may be stale, so it answers nothing from it (session commands
         // such as the SETs a driver sends at connect, which read no table, still work)
         if (!sessionCommandsOnly(texts) && !servesData(unit)) return;
@@ -1066,18 +1072,39 @@ public final class ClientSession implements Runnable {
     // ------------------------------------------------------------------ statements and settings
 
     /** The SQL texts a request executes: Query texts, and the statements its Executes run. */
-    private List<String> statementTexts(List<WireMessage> unit) {
+    private List<String> statementTexts(List<WireMessage> unit) { return statementTexts(unit, false); }
+
+    /**
+     * With {@code boundValues}, each Execute's text has the values its Bind gave the parameters
+     * inlined where {@link BoundParameters} can do so with certainty, so that the classifier sees the
+     * rows a prepared update touches (for the lock set only: execution still sends Parse and Bind).
+     * The lock set is derived here, at the origin, and travels with the request.
+     */
+    private List<String> statementTexts(List<WireMessage> unit, boolean boundValues) {
         List<String> texts = new ArrayList<>();
         Map<String, String> parsedHere = new HashMap<>();
+        Map<String, WireMessage> parseHere = new HashMap<>();
         Map<String, String> portals = new HashMap<>();
         for (WireMessage m : unit) {
             switch (m.kind()) {
                 case 'Q' -> texts.add(m.queryText());
-                case 'P' -> parsedHere.put(Messages.parseName(m), Messages.parseQuery(m));
+                case 'P' -> {
+                    parsedHere.put(Messages.parseName(m), Messages.parseQuery(m));
+                    parseHere.put(Messages.parseName(m), m);
+                }
                 case 'B' -> {
                     String[] names = Messages.bindNames(m);
                     String text = parsedHere.get(names[1]);
-                    if (text == null) text = statementSql.get(names[1]);
+                    WireMessage parse = parseHere.get(names[1]);
+                    if (text == null) {
+                        text = statementSql.get(names[1]);
+                        parse = statements.get(names[1]);
+                    }
+                    if (boundValues && text != null && parse != null && text.indexOf('$') >= 0) {
+                        Messages.BoundValues v = Messages.bindValues(m);
+                        String inlined = BoundParameters.inline(text, v.values(), v.formats(), Messages.parseParameterTypes(parse));
+                        if (inlined != null) text = inlined;
+                    }
                     portals.put(names[0], text);
                 }
                 case 'E' -> {

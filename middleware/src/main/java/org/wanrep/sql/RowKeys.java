@@ -55,7 +55,15 @@ final class RowKeys {
      * The rows of {@code table} that {@code parsed} touches, key -> mode, an empty map for an insert
      * into a table without any unique key (its new rows no other statement can name), or null.
      */
-    static Map<String, LockMode> of(Statement parsed, String table, Catalog cat) {
+    static Map<String, LockMode> of(Statement parsed, String table, Catalog cat) { return of(parsed, table, cat, null); }
+
+    /**
+     * As {@link #of(Statement, String, Catalog)} on a statement parsed from its shape
+     * ({@link SqlText#normalize(String, List)} with each {@code ?} a JDBC parameter): parameter
+     * {@code i} stands for {@code literals.get(i - 1)}, the text's literal as written (null: not plain),
+     * so a shape parsed once gives the keys of every text of that shape.
+     */
+    static Map<String, LockMode> of(Statement parsed, String table, Catalog cat, List<String> literals) {
         if (!ENABLED) return null;
         if (!cat.keysKnown || !cat.relationsByName.containsKey(table.substring(table.indexOf('.') + 1))
                 || cat.wholeOnly.contains(table) || cat.triggered.contains(table)) return null;
@@ -73,12 +81,12 @@ final class RowKeys {
                             String col = ident(c.getColumnName());
                             if (unique.contains(col) || unique.contains("*") || keyColumn(pk, col) >= 0) return null;
                         }
-                    return where(u.getWhere(), pk, LockMode.WRITE);
+                    return where(u.getWhere(), pk, LockMode.WRITE, literals);
                 }
                 case Delete d -> {
                     if (pk == null || (d.getUsingList() != null && !d.getUsingList().isEmpty()) || (d.getJoins() != null && !d.getJoins().isEmpty())
                             || (d.getTables() != null && !d.getTables().isEmpty()) || d.getWithItemsList() != null) return null;
-                    return where(d.getWhere(), pk, LockMode.WRITE);
+                    return where(d.getWhere(), pk, LockMode.WRITE, literals);
                 }
                 case Insert i -> {
                     if (i.getConflictAction() != null || i.isUseDuplicate() || i.getWithItemsList() != null || !unique.isEmpty()) return null;
@@ -102,7 +110,7 @@ final class RowKeys {
                         if (row.size() != cols.size()) return null;
                         StringBuilder key = new StringBuilder();
                         for (int k = 0; k < pk.size(); k++) {
-                            String val = literal(row.get(at[k]), keyType(pk.get(k)));
+                            String val = literal(row.get(at[k]), keyType(pk.get(k)), literals);
                             if (val == null) return null;
                             if (k > 0) key.append('\0');
                             key.append(val);
@@ -114,7 +122,7 @@ final class RowKeys {
                 case PlainSelect s -> {
                     if (pk == null || s.getJoins() != null && !s.getJoins().isEmpty() || s.getWithItemsList() != null
                             || !(s.getFromItem() instanceof net.sf.jsqlparser.schema.Table)) return null;
-                    return where(s.getWhere(), pk, s.getForMode() != null ? LockMode.WRITE : LockMode.READ);
+                    return where(s.getWhere(), pk, s.getForMode() != null ? LockMode.WRITE : LockMode.READ, literals);
                 }
                 default -> { return null; }
             }
@@ -124,7 +132,7 @@ final class RowKeys {
     }
 
     /** Key values per key column from a conjunction of {@code col = lit} / {@code col IN (lits)}; every key column needed. */
-    private static Map<String, LockMode> where(Expression where, List<String> pk, LockMode mode) {
+    private static Map<String, LockMode> where(Expression where, List<String> pk, LockMode mode, List<String> literals) {
         if (where == null) return null;
         List<Set<String>> values = new ArrayList<>();
         for (int k = 0; k < pk.size(); k++) values.add(null);
@@ -146,7 +154,7 @@ final class RowKeys {
             if (k < 0) continue;
             Set<String> vs = new HashSet<>();
             for (Expression e : lits) {
-                String v = literal(e, keyType(pk.get(k)));
+                String v = literal(e, keyType(pk.get(k)), literals);
                 if (v == null) return null;   // a key compared with something not plain: cannot tell the row
                 vs.add(v);
             }
@@ -171,6 +179,20 @@ final class RowKeys {
         else if (e instanceof net.sf.jsqlparser.expression.Parenthesis p) conjuncts(p.getExpression(), out);
         else if (e instanceof ParenthesedExpressionList<?> p && p.size() == 1) conjuncts(p.get(0), out);
         else out.add(e);
+    }
+
+    /** A literal, or a JDBC parameter standing for one of {@code literals} (see {@link #of(Statement, String, Catalog, List)}). */
+    private static String literal(Expression e, String type, List<String> literals) {
+        if (!(e instanceof net.sf.jsqlparser.expression.JdbcParameter p)) return literal(e, type);
+        if (literals == null || p.isUseFixedIndex() || p.getIndex() == null || p.getIndex() < 1 || p.getIndex() > literals.size()) return null;
+        String t = literals.get(p.getIndex() - 1);
+        if (t == null) return null;
+        if (t.startsWith("'")) {   // a standard string literal as written: its value keeps doubled quotes, as StringValue's does
+            if (t.length() < 2 || !t.endsWith("'")) return null;
+            return literal(new StringValue().withValue(t.substring(1, t.length() - 1)), type);
+        }
+        if (!t.matches("[0-9]{1,30}")) return null;
+        return literal(new LongValue().withStringValue(t), type);
     }
 
     /** The literal's value as the key type sees it, canonical, or null when not plain. */

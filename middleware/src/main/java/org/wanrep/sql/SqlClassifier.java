@@ -47,6 +47,41 @@ public final class SqlClassifier extends UnitClassifier {
     private final Map<String, TableSet> functions;
     private volatile Catalog catalog;
     private final Map<String, UnitAnalysis> byShape = new ConcurrentHashMap<>();
+    /** Shapes whose row keys follow their literals: parsed once, keys read from each text's literals. */
+    private final Map<String, RowTemplate> templates = new ConcurrentHashMap<>();
+
+    /**
+     * JSqlParser's own {@code parse(String)} starts a thread per statement for its timeout; a pool
+     * of daemon threads gives the same timeout without that cost on every update.
+     */
+    private static final java.util.concurrent.ExecutorService PARSER = java.util.concurrent.Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "wanrep-sql-parse");
+        t.setDaemon(true);
+        return t;
+    });
+
+    /** Statements parsed so far (tests: a shape seen before parses nothing). */
+    static final java.util.concurrent.atomic.AtomicLong PARSES = new java.util.concurrent.atomic.AtomicLong();
+
+    static Statement parse(String sql) throws net.sf.jsqlparser.JSQLParserException {
+        PARSES.incrementAndGet();
+        return CCJSqlParserUtil.parse(sql, PARSER, null);
+    }
+
+    /**
+     * The analysis of one statement shape whose row keys are read from each text's literals: the
+     * shape parsed once with every literal a JDBC parameter ({@link RowKeys#of(Statement, String, Catalog, List)}).
+     * Everything else the analysis holds does not depend on the literals (the shape is cached for them).
+     */
+    private record RowTemplate(Statement shape, String target, Catalog cat, int literals, UnitAnalysis withoutRows) {
+        UnitAnalysis apply(List<String> lits) {
+            Map<String, org.wanrep.lock.LockMode> keys = RowKeys.of(shape, target, cat, lits);
+            if (keys == null) return withoutRows;
+            TableSet t = withoutRows.tables();
+            return new UnitAnalysis(withoutRows.route(), new TableSet(t.reads(), t.writes(), false, Map.of(target, keys)),
+                    withoutRows.random(), withoutRows.timeFunctions(), withoutRows.catalogChange(), null);
+        }
+    }
 
     private final boolean writeSets;
 
@@ -87,6 +122,7 @@ public final class SqlClassifier extends UnitClassifier {
     @Override public void catalogChanged() {
         super.catalogChanged();
         byShape.clear();
+        templates.clear();
         bodyProblems.clear();
         catalog = null;   // read again at the next use
     }
@@ -103,15 +139,32 @@ public final class SqlClassifier extends UnitClassifier {
         }
         UnitAnalysis kw = super.analyzeStatement(stmt);
         if (kw.route() != Route.UPDATE && kw.route() != Route.LOCAL) return kw;
-        String shape = SqlText.normalize(stmt);
+        List<String> lits = new java.util.ArrayList<>();
+        String shape = SqlText.normalize(stmt, lits);
         UnitAnalysis cached = byShape.get(shape);
         if (cached != null) return cached;
+        RowTemplate tpl = templates.get(shape);
+        if (tpl != null && tpl.literals() == lits.size()) {   // keys from this text's literals, nothing parsed
+            LITERALS_MATTER.set(true);
+            return tpl.apply(lits);
+        }
         boolean before = LITERALS_MATTER.get();
         LITERALS_MATTER.set(false);
-        UnitAnalysis a = refine(stmt, kw);
-        if (!LITERALS_MATTER.get() && shape.length() <= MAX_CACHED_CHARS) {   // row locks depend on the literals the shape hides: analysed each time
+        RowTemplate[] template = new RowTemplate[1];
+        UnitAnalysis a = refine(stmt, kw, template);
+        if (shape.length() > MAX_CACHED_CHARS) {
+            // a long text is never a cache key (it would pin its size in memory)
+        } else if (!LITERALS_MATTER.get()) {
             if (byShape.size() > 20_000) byShape.clear();
             byShape.put(shape, a);
+        } else if (template[0] != null) {
+            // row locks depend on the literals the shape hides: the shape parsed with parameters, kept
+            // only if it gives this text the keys the text itself gave
+            RowTemplate t = shapeTemplate(shape, lits.size(), template[0]);
+            if (t != null && t.apply(lits).equals(a)) {
+                if (templates.size() > 20_000) templates.clear();
+                templates.put(shape, t);
+            }
         }
         LITERALS_MATTER.set(before || LITERALS_MATTER.get());
         return a;
@@ -131,7 +184,17 @@ public final class SqlClassifier extends UnitClassifier {
         });
     }
 
-    private UnitAnalysis refine(String stmt, UnitAnalysis kw) {
+    /** The template with the shape parsed (each {@code ?} a JDBC parameter), or null if the shape does not read that way. */
+    private static RowTemplate shapeTemplate(String shape, int literals, RowTemplate t) {
+        if (shape.chars().filter(c -> c == '?').count() != literals) return null;   // a ? of the text's own (an operator)
+        try {
+            return new RowTemplate(parse(shape), t.target(), t.cat(), literals, t.withoutRows());
+        } catch (Exception | StackOverflowError e) {
+            return null;
+        }
+    }
+
+    private UnitAnalysis refine(String stmt, UnitAnalysis kw, RowTemplate[] template) {
         Catalog cat = catalog();
         Set<String> calls = SqlText.functionCalls(stmt);
         boolean update = kw.route() == Route.UPDATE;
@@ -166,7 +229,7 @@ public final class SqlClassifier extends UnitClassifier {
         if (stmt.length() > MAX_PARSED_CHARS) return notFollowed(kw, configured);
         Statement parsed;
         try {
-            parsed = CCJSqlParserUtil.parse(stmt);
+            parsed = parse(stmt);
         } catch (Exception | StackOverflowError | OutOfMemoryError e) {
             return notFollowed(kw, configured);
         }
@@ -253,11 +316,16 @@ public final class SqlClassifier extends UnitClassifier {
         if (parsed instanceof PlainSelect ps && ps.getFromItem() instanceof Table t) target = cat.resolve(name(t));
         Set<String> resolvedNames = new HashSet<>();
         for (String n : named) resolvedNames.add(cat.resolve(n));
-        if (target != null && configured == null && calls.isEmpty() && resolvedNames.equals(Set.of(target)) && !hasSubquery(stmt, parsed)
+        // calls may reach other rows; the replicated clock that TimeRewriting put in (pgbench's history stamp) reaches none
+        if (target != null && configured == null && SqlText.functionCalls(TimeRewriting.withoutReplicatedClock(stmt)).isEmpty()
+                && resolvedNames.equals(Set.of(target)) && !hasSubquery(stmt, parsed)
                 && !cat.viewBases.containsKey(target) && (reads.contains(target) || writes.contains(target))) {
             LITERALS_MATTER.set(true);
             Map<String, org.wanrep.lock.LockMode> keys = RowKeys.of(parsed, target, cat);
+            TableSet whole = tables;
             if (keys != null) tables = new TableSet(reads, writes, false, Map.of(target, keys));
+            template[0] = new RowTemplate(null, target, cat, 0, new UnitAnalysis(writesSomething ? Route.UPDATE : Route.LOCAL, whole,
+                    kw.random(), kw.timeFunctions(), kw.catalogChange() && writesSomething && (isDdlish(stmt) || parsed instanceof Truncate), null));
         }
         return new UnitAnalysis(writesSomething ? Route.UPDATE : Route.LOCAL, tables, kw.random(), kw.timeFunctions(),
                 // TRUNCATE: logical decoding carries no write set for it, so it runs at every site (symmetric), as DDL does,

@@ -34,15 +34,36 @@ public final class SqlText {
      * dollar-quoted bodies are kept verbatim (a digit in {@code "t 1"} names a table); a text this
      * cannot read with certainty (an unterminated quote) is returned unchanged.
      */
-    public static String normalize(String sql) {
+    public static String normalize(String sql) { return normalize(sql, null); }
+
+    /**
+     * As {@link #normalize(String)}, adding to {@code literals} (when given) each literal the text
+     * replaced, in order, as written ({@code 'it''s'}, {@code 42}); null for one that is not plain
+     * (an E'' or other prefixed string, a number with a fraction, exponent or suffix), so no key is
+     * read from it. An unchanged text (one this cannot read) adds nothing.
+     */
+    public static String normalize(String sql, List<String> literals) {
         List<SqlLexer.Token> tokens = SqlLexer.tokens(sql);
         if (SqlLexer.unterminated(tokens)) return sql;
         StringBuilder b = new StringBuilder(sql.length());
-        for (SqlLexer.Token t : tokens) {
-            if (t.kind() == SqlLexer.Kind.STRING || t.kind() == SqlLexer.Kind.NUMBER) b.append('?');   // E'', B'', X'' with their prefix
-            else b.append(sql, t.start(), t.end());
+        for (int i = 0; i < tokens.size(); i++) {
+            SqlLexer.Token t = tokens.get(i);
+            if (t.kind() == SqlLexer.Kind.STRING || t.kind() == SqlLexer.Kind.NUMBER) {
+                b.append('?');   // E'', B'', X'' with their prefix
+                if (literals != null) literals.add(plainLiteral(sql, t, i + 1 < tokens.size() ? tokens.get(i + 1) : null));
+            } else b.append(sql, t.start(), t.end());
         }
         return b.toString();
+    }
+
+    /** The literal as written if it is a plain string or a whole number not glued to what follows, else null. */
+    private static String plainLiteral(String sql, SqlLexer.Token t, SqlLexer.Token next) {
+        String text = sql.substring(t.start(), t.end());
+        boolean glued = next != null && next.start() == t.end() && next.kind() != SqlLexer.Kind.SPACE
+                && (next.kind() == SqlLexer.Kind.IDENT || next.kind() == SqlLexer.Kind.KEYWORD || sql.charAt(next.start()) == '.');
+        if (t.kind() == SqlLexer.Kind.STRING) return text.startsWith("'") ? text : null;
+        for (int k = 0; k < text.length(); k++) if (!Character.isDigit(text.charAt(k))) return null;
+        return glued ? null : text;
     }
 
     /**

@@ -114,6 +114,34 @@ public final class Messages {
         return new PayloadWriter().cstring(name).cstring(sql).bytes(r.rest()).message('P');
     }
 
+    /** The parameter type OIDs a Parse message declares (0: left to the server to infer). */
+    public static int[] parseParameterTypes(WireMessage parse) {
+        PayloadReader r = new PayloadReader(parse.payload());
+        r.cstring();
+        r.cstring();
+        int[] types = new int[r.int16() & 0xffff];
+        for (int i = 0; i < types.length; i++) types[i] = r.int32();
+        return types;
+    }
+
+    /** A Bind message's parameter format codes (none: all text; one: for all) and values (null: SQL NULL). */
+    public record BoundValues(short[] formats, java.util.List<byte[]> values) {}
+
+    public static BoundValues bindValues(WireMessage bind) {
+        PayloadReader r = new PayloadReader(bind.payload());
+        r.cstring();
+        r.cstring();
+        short[] formats = new short[r.int16() & 0xffff];
+        for (int i = 0; i < formats.length; i++) formats[i] = (short) r.int16();
+        int n = r.int16() & 0xffff;
+        java.util.List<byte[]> values = new java.util.ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            int len = r.int32();
+            values.add(len < 0 ? null : r.bytes(len));
+        }
+        return new BoundValues(formats, values);
+    }
+
     /** The portal and statement names of a Bind message. */
     public static String[] bindNames(WireMessage bind) {
         PayloadReader r = new PayloadReader(bind.payload());

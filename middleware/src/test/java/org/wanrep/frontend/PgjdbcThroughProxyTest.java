@@ -58,6 +58,46 @@ class PgjdbcThroughProxyTest {
         }
     }
 
+    /**
+     * A prepared update locks the row its bound key names, not its table: with a middleware read lock
+     * held on row 1 at site a, a prepared update of row 2 from site a commits while one of row 1 waits
+     * (pgjdbc binds server-prepared statements from the first use here; its values text or binary).
+     */
+    @Test
+    void preparedUpdatesLockTheRowsTheirBoundKeysName() throws Exception {
+        try (Connection c = cluster.connect(0); Statement st = c.createStatement()) {
+            st.execute("CREATE TABLE rowlocked(id int primary key, v int not null)");
+            st.execute("INSERT INTO rowlocked VALUES (1, 0), (2, 0)");
+        }
+        cluster.awaitQuiescent();
+        org.wanrep.txn.ReplicationEngine engine = cluster.site(0).engine();
+        Object held = engine.lockLocal(new org.wanrep.lock.TableSet(java.util.Set.of("public.rowlocked"), java.util.Set.of(), false,
+                Map.of("public.rowlocked", Map.of("1", org.wanrep.lock.LockMode.READ))), java.time.Duration.ofSeconds(5));
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(2);
+        try (Connection c1 = cluster.connect(0, "prepareThreshold=1"); Connection c2 = cluster.connect(0, "prepareThreshold=1")) {
+            java.util.concurrent.Future<Integer> first = pool.submit(() -> update(c1, 1));
+            java.util.concurrent.Future<Integer> second = pool.submit(() -> update(c2, 2));
+            assertThat(second.get(10, java.util.concurrent.TimeUnit.SECONDS)).as("row 2 while row 1 is locked").isEqualTo(1);
+            Thread.sleep(300);
+            assertThat(first.isDone()).as("row 1 waits for the lock on row 1").isFalse();
+            engine.unlockLocal(held);
+            held = null;
+            assertThat(first.get(10, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo(1);
+        } finally {
+            if (held != null) engine.unlockLocal(held);
+            pool.shutdownNow();
+        }
+        cluster.awaitQuiescent();
+        assertReplicasIdentical();
+    }
+
+    private static int update(Connection c, int id) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("UPDATE rowlocked SET v = v + 1 WHERE id = ?")) {
+            ps.setInt(1, id);
+            return ps.executeUpdate();
+        }
+    }
+
     @Test
     void preparedBeyondThresholdBatchesReturningAndErrors() throws Exception {
         try (Connection c = cluster.connect(1); Statement st = c.createStatement()) {

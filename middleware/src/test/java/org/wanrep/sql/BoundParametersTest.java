@@ -34,6 +34,18 @@ class BoundParametersTest {
         assertThat(BoundParameters.inline("SELECT $a$ x", v(), new short[0])).isNull();
     }
 
+    /** Binary values are read where the declared type says how; a declared type that compares loosely is refused. */
+    @Test
+    void binaryIntegersAndTextWithDeclaredTypes() {
+        List<byte[]> vs = List.of(new byte[]{0, 0, 0, 42}, new byte[]{(byte) 0xff, (byte) 0xfe}, new byte[]{0, 0, 0, 0, 0, 0, 1, 0}, "k".getBytes(StandardCharsets.UTF_8));
+        assertThat(BoundParameters.inline("SELECT $1, $2, $3, $4", vs, new short[]{1}, new int[]{23, 21, 20, 25})).isEqualTo("SELECT '42', '-2', '256', 'k'");
+        assertThat(BoundParameters.inline("SELECT $1", List.of(new byte[]{0, 0, 0, 42}), new short[]{1}, new int[]{0})).isNull();     // binary, type unknown
+        assertThat(BoundParameters.inline("SELECT $1", List.of(new byte[]{0, 42}), new short[]{1}, new int[]{23})).isNull();          // wrong size
+        assertThat(BoundParameters.inline("SELECT $1", v("5"), new short[0], new int[]{1042})).isNull();                               // bpchar: trailing blanks
+        assertThat(BoundParameters.inline("SELECT $1", v("5"), new short[0], new int[]{701})).isNull();                                // float8
+        assertThat(BoundParameters.inline("SELECT $1", v("5"), new short[0], new int[]{23})).isEqualTo("SELECT '5'");
+    }
+
     /** The intended use: prepared pgbench statements lock rows once their values are inlined for classification. */
     @Test
     void inlinedParametersGiveRowLocks() {

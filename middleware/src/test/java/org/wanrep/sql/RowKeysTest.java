@@ -54,6 +54,51 @@ class RowKeysTest {
         assertThat(h.tables().writes()).containsExactly("public.history");
     }
 
+    /**
+     * The replicated clock (TimeRewriting's expression for now() / CURRENT_TIMESTAMP, which every
+     * update carries by the time it is classified) computes a value, not which rows: pgbench's
+     * tpcb-like history insert and a keyed update stamping a time keep their row-level classes.
+     */
+    @Test
+    void theReplicatedClockKeepsRowLocks() {
+        String ins = TimeRewriting.rewrite("INSERT INTO history (tid, bid, aid, delta, mtime) VALUES (1, 2, 3, 4, CURRENT_TIMESTAMP)");
+        assertThat(ins).contains("wanrep.ts");
+        assertThat(rows(ins)).isEqualTo(Map.of("public.history", Map.of()));
+        String upd = TimeRewriting.rewrite("UPDATE accounts SET balance = 1, at = now() WHERE id = 5");
+        assertThat(rows(upd)).isEqualTo(w("public.accounts", "5"));
+        // a key compared with the clock is still not a plain key
+        assertThat(rows(TimeRewriting.rewrite("UPDATE stamped SET v = 1 WHERE at = now()"))).isEmpty();
+        // any other call still keeps the table whole
+        assertThat(rows("INSERT INTO history (tid, delta) VALUES (1, abs(-4))")).isEmpty();
+    }
+
+    /**
+     * A shape is parsed once: later texts of it take their keys from their own literals, with the same
+     * refusals as a parsed text (a fraction, an E'' string), and without parsing.
+     */
+    @Test
+    void aShapeSeenBeforeReadsEachTextsKeysWithoutParsing() {
+        SqlClassifier c = new SqlClassifier(() -> CAT, Map.of());
+        java.util.function.Function<String, Map<String, Map<String, LockMode>>> rows = sql -> c.analyze(List.of(sql)).tables().rows();
+        assertThat(rows.apply("UPDATE accounts SET balance = balance + 3 WHERE id = 7")).isEqualTo(w("public.accounts", "7"));
+        assertThat(rows.apply("UPDATE pairs SET v = 1 WHERE a = 1 AND b = 'x'")).isEqualTo(w("public.pairs", "1\0x"));
+        assertThat(rows.apply("INSERT INTO accounts (balance, id) VALUES (0, 7), (1, 8)")).isEqualTo(w("public.accounts", "7", "8"));
+        long parses = SqlClassifier.PARSES.get();
+        for (int i = 0; i < 50; i++)
+            assertThat(rows.apply("UPDATE accounts SET balance = balance + " + i + " WHERE id = " + (1000 + i))).isEqualTo(w("public.accounts", Integer.toString(1000 + i)));
+        assertThat(rows.apply("UPDATE accounts SET balance = balance + 3 WHERE id = '0042'")).isEqualTo(w("public.accounts", "42"));
+        assertThat(rows.apply("UPDATE accounts SET balance = balance + 3 WHERE id = 5.0")).isEmpty();
+        assertThat(rows.apply("UPDATE accounts SET balance = balance + 3 WHERE id = ' 5'")).isEmpty();
+        assertThat(rows.apply("UPDATE pairs SET v = 2 WHERE a = 3 AND b = 'it''s'")).isEqualTo(w("public.pairs", "3\0it's"));
+        assertThat(rows.apply("UPDATE pairs SET v = 2 WHERE a = 3 AND b = E'x'")).isEmpty();
+        assertThat(rows.apply("UPDATE pairs SET v = 2 WHERE a = 3 AND b = 'a\\b'")).isEmpty();
+        assertThat(rows.apply("INSERT INTO accounts (balance, id) VALUES (5, 9), (6, 10)")).isEqualTo(w("public.accounts", "9", "10"));
+        assertThat(SqlClassifier.PARSES.get()).isEqualTo(parses);
+        // other shapes are parsed; prefixed strings and exponents glued to a number keep the table whole
+        assertThat(rows.apply("UPDATE pairs SET v = 2 WHERE a = 3 AND b = N'x'")).isEmpty();
+        assertThat(rows.apply("UPDATE accounts SET balance = 0 WHERE id = 1e3")).isEmpty();
+    }
+
     /** 5, '5' and '05' name the same integer key; a cast or an odd literal keeps the table whole. */
     @Test
     void literalsAreNormalisedOrRefused() {
