@@ -24,10 +24,18 @@ final class OwnCommands {
 
     private static final Pattern COMMAND = Pattern.compile("(?is)\\s*(show|reset)\\s+wanrep\\.(phases|sites)\\s*;?\\s*");
 
+    /** Catch-up: a site that rejoins fetches what it missed from this site's ordered-request log. */
+    private static final Pattern LOG_RANGE = Pattern.compile("(?is)\\s*show\\s+wanrep\\.log\\s+from\\s+(\\d+)\\s+to\\s+(\\d+)\\s+limit\\s+(\\d+)\\s*;?\\s*");
+
     private static final Pattern ISOLATE = Pattern.compile("(?is)\\s*set\\s+wanrep\\.partitioned_from\\s*(=|to)\\s*'([A-Za-z0-9_,\\- ]*)'\\s*;?\\s*");
 
     /** The answer to {@code sql} if it is one of our commands, else null (nothing is done). */
-    static Answer answer(String sql, SiteContext ctx) {
+    static Answer answer(String sql, SiteContext ctx) { return answer(sql, ctx, null); }
+
+    /** As {@link #answer(String, SiteContext)} for a session authenticated as {@code user}. */
+    static Answer answer(String sql, SiteContext ctx, String user) {
+        Matcher lr = LOG_RANGE.matcher(sql);
+        if (lr.matches()) return logRange(ctx, user, Long.parseLong(lr.group(1)), Long.parseLong(lr.group(2)), Integer.parseInt(lr.group(3)));
         Matcher i = ISOLATE.matcher(sql);
         if (i.matches() && ctx.faultInjection() && ctx.engine().gcs() instanceof org.wanrep.gcs.jgroups.JGroupsGcs g) {
             // fault injection (testing.fault_injection = on): what this site receives from these sites is dropped
@@ -52,7 +60,8 @@ final class OwnCommands {
             return new Answer("SHOW", List.of("phase", "count", "mean_ms", "p50_ms", "p99_ms"), rows);
         }
         if (reset) return null;   // RESET wanrep.sites means nothing: PostgreSQL answers it
-        String state = e.failure() != null ? "stopped" : e.current() ? "serving" : "not current";
+        String state = e.failure() != null ? "stopped" : e.catchingUp() ? "catching-up (lag " + e.catchUpLag() + ")"
+                : e.current() ? "serving" : e.acceptedView() == null ? "joining" : "not current";
         var view = e.view();
         List<List<String>> rows = new ArrayList<>();
         rows.add(List.of(ctx.site(), state, Long.toString(e.lastGsn()), Integer.toString(e.pending()),
@@ -68,8 +77,33 @@ final class OwnCommands {
         return new Answer("SHOW", List.of("site", "state", "last_gsn", "pending", "members"), rows);
     }
 
+    /**
+     * Rows (kind 'o' ordered or 'v' view, GSN, sending member, its message number, payload in hex or the
+     * view's members) of this site's log; only for the replica's own user (the log holds every database's
+     * requests). An error row-less answer is an exception, which the session turns into an ERROR.
+     */
+    private static Answer logRange(SiteContext ctx, String user, long from, long to, int max) {
+        if (user == null || !user.equals(ctx.backend().user()))
+            throw new IllegalArgumentException("permission denied: only " + ctx.backend().user() + " may read wanrep.log");
+        var log = ctx.engine().orderedLog();
+        List<org.wanrep.txn.OrderedLog.Entry> es;
+        try {
+            es = log == null ? null : log.range(from, to, Math.max(1, max), java.time.Duration.ofSeconds(20));
+        } catch (InterruptedException x) {
+            Thread.currentThread().interrupt();
+            es = null;
+        }
+        if (es == null) throw new IllegalStateException("site " + ctx.site() + " does not hold GSN " + from + " to " + to + " in its log");
+        List<List<String>> rows = new ArrayList<>();
+        for (var x : es) {
+            if (x.isView()) rows.add(List.of("v", Long.toString(x.gsn()), "", "", String.join(",", x.members())));
+            else rows.add(List.of("o", Long.toString(x.gsn()), x.sender(), Long.toString(x.seq()), java.util.HexFormat.of().formatHex(x.payload())));
+        }
+        return new Answer("SHOW", List.of("kind", "gsn", "sender", "seq", "data"), rows);
+    }
+
     static boolean matches(String sql) {
-        if (ISOLATE.matcher(sql).matches()) return true;
+        if (ISOLATE.matcher(sql).matches() || LOG_RANGE.matcher(sql).matches()) return true;
         Matcher m = COMMAND.matcher(sql);
         return m.matches() && !(m.group(1).equalsIgnoreCase("reset") && m.group(2).equalsIgnoreCase("sites"));
     }

@@ -1,0 +1,90 @@
+package org.wanrep.exec;
+
+import org.wanrep.backend.BackendTarget;
+
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.NavigableSet;
+import java.util.Properties;
+import java.util.TreeSet;
+
+/**
+ * Which ordered transactions (by GSN) this replica has, kept in the replica itself: every replicated
+ * transaction committed here inserts a row {@code (gsn, done_below)} into {@code wanrep.position} of its
+ * database, in its own local transaction, so a crash can never separate the effects from the record.
+ * {@code done_below} is the engine's low-water mark when it ran: every GSN up to it had finished here
+ * (committed, failed alike everywhere, or no transaction at all). Non-conflicting transactions commit out
+ * of GSN order, so after a crash the replica has exactly: every GSN up to the highest {@code done_below},
+ * plus the rows above it. Rows below a recorded mark are deleted now and then in a recording transaction.
+ */
+public final class ReplicaPosition {
+    private ReplicaPosition() {}
+
+    /** What a replica has: every GSN up to {@code doneUpTo}, and {@code above} (committed out of order). */
+    public record Recovered(long doneUpTo, NavigableSet<Long> above) {
+        public static final Recovered EMPTY = new Recovered(0, new TreeSet<>());
+    }
+
+    static final String TABLE = WriteSetSql.APPLIED_SCHEMA + ".position";
+
+    /** The row a transaction at {@code gsn} writes in its own local transaction ({@code compact}: also forget old rows). */
+    public static String recordSql(long gsn, long doneBelow, boolean compact) {
+        String insert = "INSERT INTO " + TABLE + " (gsn, done_below) VALUES (" + gsn + ", " + doneBelow + ")";
+        // the new row proves done_below in the same transaction, so the rows under it are no longer needed
+        return compact ? insert + "; DELETE FROM " + TABLE + " WHERE gsn < " + doneBelow : insert;
+    }
+
+    /**
+     * Creates the table in every database that accepts connections (template1 too, so databases created
+     * later have it from their template) and reads what the replica has, over all of them.
+     */
+    public static Recovered prepare(BackendTarget target) throws SQLException {
+        long done = 0;
+        NavigableSet<Long> rows = new TreeSet<>();
+        for (String db : databases(target)) {
+            try (Connection c = connect(target, db); Statement st = c.createStatement()) {
+                st.execute("CREATE SCHEMA IF NOT EXISTS " + WriteSetSql.APPLIED_SCHEMA);
+                st.execute("CREATE TABLE IF NOT EXISTS " + TABLE + " (gsn bigint PRIMARY KEY, done_below bigint NOT NULL)");
+                try (ResultSet rs = st.executeQuery("SELECT coalesce(max(done_below), 0) FROM " + TABLE)) {
+                    rs.next();
+                    done = Math.max(done, rs.getLong(1));
+                }
+                try (ResultSet rs = st.executeQuery("SELECT gsn FROM " + TABLE)) {
+                    while (rs.next()) rows.add(rs.getLong(1));
+                }
+            }
+        }
+        return new Recovered(done, new TreeSet<>(rows.tailSet(done, false)));
+    }
+
+    /** A new group history starts (every site started afresh): GSNs count from 1 again, the old rows mean nothing. */
+    public static void reset(BackendTarget target) throws SQLException {
+        for (String db : databases(target))
+            try (Connection c = connect(target, db); Statement st = c.createStatement()) {
+                st.execute("DELETE FROM " + TABLE);
+            }
+    }
+
+    private static List<String> databases(BackendTarget target) throws SQLException {
+        List<String> dbs = new ArrayList<>();
+        try (Connection c = connect(target, "postgres"); Statement st = c.createStatement();
+             ResultSet rs = st.executeQuery("SELECT datname FROM pg_catalog.pg_database WHERE datallowconn ORDER BY datname")) {
+            while (rs.next()) dbs.add(rs.getString(1));
+        }
+        return dbs;
+    }
+
+    private static Connection connect(BackendTarget target, String database) throws SQLException {
+        Properties p = new Properties();
+        p.setProperty("user", target.user());
+        if (!target.password().isEmpty()) p.setProperty("password", target.password());
+        p.setProperty("ApplicationName", "wanrep-position");
+        return DriverManager.getConnection("jdbc:postgresql://" + target.host() + ":" + target.port() + "/"
+                + java.net.URLEncoder.encode(database, java.nio.charset.StandardCharsets.UTF_8), p);
+    }
+}
