@@ -372,6 +372,8 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             if (roleChangedAtFinal(t)) return;
             if (t.state == Txn.State.EXECUTED) commit(t);
             else if (t.state == Txn.State.AWAITING_WRITE_SET) tryApply(t);
+            else if (t.state == Txn.State.WAITING && locks.isGranted(r.id()) && revokedRollingBack.isEmpty()
+                    && !grantsHeld.contains(r.id())) run(t);   // held back while this site was outside the primary component
         }
     }
 
@@ -469,6 +471,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         view = v;
         if (!v.primary()) {
             if (before != null && before.primary()) LOG.warn("site {} left the primary component ({}): update transactions fail until it is back", site, v);
+            endTentativeAttempts();
             return;
         }
         OrderedLog l = log;
@@ -542,6 +545,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
                 }
             }
         }
+        resumeTentative();
         // a block of ours whose log or release could not be ordered (this site was outside the primary component)
         // holds the all-tables lock wherever its EXCLUSIVE was delivered, and its origin is still a member: release it
         List<TxnRequest> again;
@@ -553,6 +557,37 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             LOG.info("block {}: its {} could not be ordered; releasing it", r.id(), r.kind());
             submit(new TxnRequest(r.id(), TxnRequest.Kind.RELEASE, TableSet.allTables(), r.database(), List.of(), 0, 0));
         }
+    }
+
+    /**
+     * Opt-safe: this site left the primary component. Its tentative attempts would keep their transactions
+     * open on the backends (a client's own included) until it is back, maybe for ever: they are rolled back
+     * now and wait, still queued, for a primary view (where they are ordered, or dropped if it rejoins).
+     */
+    private synchronized void endTentativeAttempts() {
+        for (Txn t : new ArrayList<>(txns.values())) {
+            if (t.fin || t.request.kind() != TxnRequest.Kind.AUTOCOMMIT) continue;
+            switch (t.state) {
+                case RUNNING -> {
+                    LOG.info("{}: tentative attempt ended, the site left the primary component", t);
+                    t.state = Txn.State.ROLLING_BACK;
+                    executor.cancel(t);
+                }
+                case EXECUTED -> {
+                    LOG.info("{}: tentative attempt rolled back, the site left the primary component", t);
+                    rollback(t);
+                }
+                default -> { }
+            }
+        }
+    }
+
+    /** Back in a primary view: the tentative transactions held back outside it run again once granted. */
+    private synchronized void resumeTentative() {
+        if (!revokedRollingBack.isEmpty()) return;   // they run when the rollbacks return (grantsHeld)
+        for (Txn t : new ArrayList<>(txns.values()))
+            if (!t.fin && !t.abandoned && t.request.kind() == TxnRequest.Kind.AUTOCOMMIT && t.state == Txn.State.WAITING
+                    && locks.isGranted(t.request.id()) && !grantsHeld.contains(t.request.id())) run(t);
     }
 
     /** Transactions replayed while catching up that may wait for their locks or run at once. */
@@ -755,6 +790,11 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     }
 
     private void run(Txn t) {
+        if (!t.fin && view != null && !view.primary()) {
+            // outside the primary component nothing tentative runs (see endTentativeAttempts): it waits for a primary view
+            t.state = Txn.State.WAITING;
+            return;
+        }
         if (policy.shipsWriteSet(t.request) && t.request.kind() == TxnRequest.Kind.AUTOCOMMIT) {
             if (writeSets.containsKey(t.request.id())) {      // its executor shipped it already: apply that
                 t.executor = writeSets.get(t.request.id()).executor();
