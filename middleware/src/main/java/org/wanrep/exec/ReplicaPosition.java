@@ -32,12 +32,16 @@ public final class ReplicaPosition {
 
     static final String TABLE = WriteSetSql.APPLIED_SCHEMA + ".position";
 
-    /** The row a transaction at {@code gsn} writes in its own local transaction ({@code compact}: also forget old rows). */
+    /**
+     * The row a transaction at {@code gsn} writes in its own local transaction ({@code compact}: also forget
+     * the rows under {@code doneBelow}, which the new row proves). Through a SECURITY DEFINER function: a
+     * transaction originating here runs on its client's own connection, as the client's user.
+     */
     public static String recordSql(long gsn, long doneBelow, boolean compact) {
-        String insert = "INSERT INTO " + TABLE + " (gsn, done_below) VALUES (" + gsn + ", " + doneBelow + ")";
-        // the new row proves done_below in the same transaction, so the rows under it are no longer needed
-        return compact ? insert + "; DELETE FROM " + TABLE + " WHERE gsn < " + doneBelow : insert;
+        return "SELECT " + FUNCTION + "(" + gsn + ", " + doneBelow + ", " + compact + ")";
     }
+
+    static final String FUNCTION = WriteSetSql.APPLIED_SCHEMA + ".record_position";
 
     /**
      * Creates the table in every database that accepts connections (template1 too, so databases created
@@ -50,6 +54,12 @@ public final class ReplicaPosition {
             try (Connection c = connect(target, db); Statement st = c.createStatement()) {
                 st.execute("CREATE SCHEMA IF NOT EXISTS " + WriteSetSql.APPLIED_SCHEMA);
                 st.execute("CREATE TABLE IF NOT EXISTS " + TABLE + " (gsn bigint PRIMARY KEY, done_below bigint NOT NULL)");
+                st.execute("CREATE OR REPLACE FUNCTION " + FUNCTION + "(g bigint, d bigint, compact boolean) RETURNS void LANGUAGE sql"
+                        + " SECURITY DEFINER SET search_path = pg_catalog AS $$ INSERT INTO " + TABLE + " (gsn, done_below) VALUES (g, d);"
+                        + " DELETE FROM " + TABLE + " WHERE compact AND gsn < d $$");
+                st.execute("REVOKE ALL ON FUNCTION " + FUNCTION + "(bigint, bigint, boolean) FROM PUBLIC");
+                st.execute("GRANT USAGE ON SCHEMA " + WriteSetSql.APPLIED_SCHEMA + " TO PUBLIC");
+                st.execute("GRANT EXECUTE ON FUNCTION " + FUNCTION + "(bigint, bigint, boolean) TO PUBLIC");
                 try (ResultSet rs = st.executeQuery("SELECT coalesce(max(done_below), 0) FROM " + TABLE)) {
                     rs.next();
                     done = Math.max(done, rs.getLong(1));

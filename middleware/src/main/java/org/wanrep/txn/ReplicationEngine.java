@@ -140,6 +140,14 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     /** A site that rejoins behind the others catches up from {@code s} instead of stopping. */
     public void catchUpFrom(CatchUpSource s) { this.catchUpSource = s; }
 
+    /** The last completed catch-up: transactions replayed (GSNs) and how long it took. */
+    public record CatchUp(long gsns, long millis) {}
+
+    private volatile CatchUp lastCatchUp;
+
+    /** The last catch-up this site completed, or null. */
+    public CatchUp lastCatchUp() { return lastCatchUp; }
+
     /** Whether this site is replaying what it missed (it serves nobody until done). */
     public boolean catchingUp() { return catchingUp; }
 
@@ -629,6 +637,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
                 while (failure == null && !unfinished.isEmpty() && unfinished.first() <= target) wait(100);
             }
             long ms = (System.nanoTime() - start) / 1_000_000;
+            if (failure == null) lastCatchUp = new CatchUp(target - from, ms);
             if (failure == null)
                 LOG.info("site {} caught up: {} transactions in {} ms ({} per second)", site, target - from, ms, (target - from) * 1000 / Math.max(1, ms));
         } catch (InterruptedException e) {

@@ -101,7 +101,9 @@ class RejoinTest {
         }
         assertThat(served).as("site %s serves again after catching up", c.sites.get(k)).isTrue();
         assertThat(s.engine().failure()).isNull();
-        System.out.println("site " + c.sites.get(k) + ": refused " + refused + " requests while catching up");
+        assertThat(s.engine().lastCatchUp()).as("site %s caught up from the others' logs", c.sites.get(k)).isNotNull();
+        assertThat(s.engine().lastCatchUp().gsns()).isPositive();
+        System.out.println("site " + c.sites.get(k) + ": caught up " + s.engine().lastCatchUp() + ", refused " + refused + " requests meanwhile");
         Thread.sleep(1000);   // it takes part in the load again
         stop.set(true);
         for (Thread w : writers) w.join();

@@ -59,9 +59,9 @@ class ReplicationEngineRejoinTest {
         assertThat(fatal).isEmpty();
         assertThat(asked).singleElement().satisfies(r -> assertThat(r).containsExactly(6, 9));
         assertThat(x.calls).containsExactly(
-                "execute 6 final INSERT INTO wanrep.position (gsn, done_below) VALUES (6, 5)", "commit 6 INSERT INTO wanrep.position (gsn, done_below) VALUES (6, 5)",
-                "execute 8 final INSERT INTO wanrep.position (gsn, done_below) VALUES (8, 7)", "commit 8 INSERT INTO wanrep.position (gsn, done_below) VALUES (8, 7)",
-                "execute 9 final INSERT INTO wanrep.position (gsn, done_below) VALUES (9, 8)", "commit 9 INSERT INTO wanrep.position (gsn, done_below) VALUES (9, 8)");
+                "execute 6 final SELECT wanrep.record_position(6, 5, false)", "commit 6 SELECT wanrep.record_position(6, 5, false)",
+                "execute 8 final SELECT wanrep.record_position(8, 7, false)", "commit 8 SELECT wanrep.record_position(8, 7, false)",
+                "execute 9 final SELECT wanrep.record_position(9, 8, false)", "commit 9 SELECT wanrep.record_position(9, 8, false)");
         assertThat(e.lastGsn()).isEqualTo(9);
         assertThat(e.catchingUp()).isFalse();
         assertThat(e.acceptedView()).isEqualTo(view(true, true, 10));
