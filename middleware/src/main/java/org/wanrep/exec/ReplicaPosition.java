@@ -72,6 +72,14 @@ public final class ReplicaPosition {
         return new Recovered(done, new TreeSet<>(rows.tailSet(done, false)));
     }
 
+    /** After a state transfer: the replica has exactly every GSN up to {@code gsn} (a row with GSN 0 says so). */
+    public static void markDone(BackendTarget target, long gsn) throws SQLException {
+        try (Connection c = connect(target, "postgres"); Statement st = c.createStatement()) {
+            st.execute("DELETE FROM " + TABLE + " WHERE gsn = 0");
+            st.execute("INSERT INTO " + TABLE + " (gsn, done_below) VALUES (0, " + gsn + ")");
+        }
+    }
+
     /** A new group history starts (every site started afresh): GSNs count from 1 again, the old rows mean nothing. */
     public static void reset(BackendTarget target) throws SQLException {
         for (String db : databases(target))

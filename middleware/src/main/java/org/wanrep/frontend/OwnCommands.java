@@ -27,6 +27,9 @@ final class OwnCommands {
     /** Catch-up: a site that rejoins fetches what it missed from this site's ordered-request log. */
     private static final Pattern LOG_RANGE = Pattern.compile("(?is)\\s*show\\s+wanrep\\.log\\s+from\\s+(\\d+)\\s+to\\s+(\\d+)\\s+limit\\s+(\\d+)\\s*;?\\s*");
 
+    /** State transfer: snapshots of this replica at a GSN for pg_dump, and their release. */
+    private static final Pattern SNAPSHOT = Pattern.compile("(?is)\\s*show\\s+wanrep\\.snapshot\\s*(?:release\\s+([0-9a-f-]+))?\\s*;?\\s*");
+
     private static final Pattern ISOLATE = Pattern.compile("(?is)\\s*set\\s+wanrep\\.partitioned_from\\s*(=|to)\\s*'([A-Za-z0-9_,\\- ]*)'\\s*;?\\s*");
 
     /** The answer to {@code sql} if it is one of our commands, else null (nothing is done). */
@@ -36,6 +39,8 @@ final class OwnCommands {
     static Answer answer(String sql, SiteContext ctx, String user) {
         Matcher lr = LOG_RANGE.matcher(sql);
         if (lr.matches()) return logRange(ctx, user, Long.parseLong(lr.group(1)), Long.parseLong(lr.group(2)), Integer.parseInt(lr.group(3)));
+        Matcher sn = SNAPSHOT.matcher(sql);
+        if (sn.matches()) return snapshot(ctx, user, sn.group(1));
         Matcher i = ISOLATE.matcher(sql);
         if (i.matches() && ctx.faultInjection() && ctx.engine().gcs() instanceof org.wanrep.gcs.jgroups.JGroupsGcs g) {
             // fault injection (testing.fault_injection = on): what this site receives from these sites is dropped
@@ -102,8 +107,29 @@ final class OwnCommands {
         return new Answer("SHOW", List.of("kind", "gsn", "sender", "seq", "data"), rows);
     }
 
+    /** Rows (token, GSN, database, snapshot id) of snapshots exported at one GSN, or the release of a token's. */
+    private static Answer snapshot(SiteContext ctx, String user, String release) {
+        if (user == null || !user.equals(ctx.backend().user()))
+            throw new IllegalArgumentException("permission denied: only " + ctx.backend().user() + " may take wanrep snapshots");
+        if (release != null)
+            return new Answer("SHOW", List.of("released"), List.of(List.of(Boolean.toString(org.wanrep.exec.SnapshotExport.release(release)))));
+        // any GSN will do (the joiner catches up from there), but from a replica that follows the others in order
+        var engine = ctx.engine();
+        if (engine.failure() != null || engine.catchingUp() || engine.acceptedView() == null)
+            throw new IllegalStateException("site " + ctx.site() + " is not following the others just now: no snapshot from it");
+        org.wanrep.exec.SnapshotExport.Export x;
+        try {
+            x = org.wanrep.exec.SnapshotExport.export(ctx.engine(), ctx.backend(), java.time.Duration.ofSeconds(60));
+        } catch (Exception e) {
+            throw new IllegalStateException("site " + ctx.site() + " could not export snapshots: " + e);
+        }
+        List<List<String>> rows = new ArrayList<>();
+        for (var s : x.snapshots()) rows.add(List.of(x.token(), Long.toString(x.gsn()), s.database(), s.id(), s.sequences() == null ? "" : s.sequences()));
+        return new Answer("SHOW", List.of("token", "gsn", "database", "snapshot", "sequences"), rows);
+    }
+
     static boolean matches(String sql) {
-        if (ISOLATE.matcher(sql).matches() || LOG_RANGE.matcher(sql).matches()) return true;
+        if (ISOLATE.matcher(sql).matches() || LOG_RANGE.matcher(sql).matches() || SNAPSHOT.matcher(sql).matches()) return true;
         Matcher m = COMMAND.matcher(sql);
         return m.matches() && !(m.group(1).equalsIgnoreCase("reset") && m.group(2).equalsIgnoreCase("sites"));
     }

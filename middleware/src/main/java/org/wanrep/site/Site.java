@@ -150,6 +150,7 @@ public final class Site implements AutoCloseable {
                 }
             });
             engine.catchUpFrom(new LogFetcher(cluster, name));
+            engine.stateTransferFrom(new StateTransfer(cluster, name, target, pool));
         }
         String logDir = c.get("rejoin.log_dir");
         java.nio.file.Path logFile = (logDir == null || logDir.isBlank()

@@ -131,6 +131,19 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         recordPositions = true;
     }
 
+    /** Where a site that cannot catch up from the logs gets a copy of a serving site's replica. */
+    public interface StateTransferSource {
+        /** Replaces this replica by a copy of a member of {@code v}'s; returns the GSN up to which the copy has everything. */
+        long transfer(GcsView v) throws Exception;
+    }
+
+    private volatile StateTransferSource stateTransfer;
+    /** After a state transfer: ordered deliveries up to this GSN are in the copy already. */
+    private long skipUpTo;
+
+    /** A site whose gap the logs do not cover (or whose replica is new) transfers state from {@code s}. */
+    public void stateTransferFrom(StateTransferSource s) { this.stateTransfer = s; }
+
     /** Keeps what is ordered here in {@code l}, to serve sites that rejoin. */
     public void keepLog(OrderedLog l) { this.log = l; }
 
@@ -149,11 +162,14 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     public CatchUp lastCatchUp() { return lastCatchUp; }
 
     /** Whether this site is replaying what it missed (it serves nobody until done). */
-    public boolean catchingUp() { return catchingUp; }
+    public boolean catchingUp() { return catchingUp || draining; }
 
     /** While catching up: how many ordered transactions it still has to finish. */
     public synchronized long catchUpLag() {
-        if (!catchingUp) return 0;
+        if (!catchingUp) {
+            Gcs g = gcs;
+            return draining && g != null ? g.queuedDeliveries() + txns.size() : 0;
+        }
         long done = unfinished.isEmpty() ? orderedUpTo : unfinished.first() - 1;
         return Math.max(0, catchUpTarget - done);
     }
@@ -227,8 +243,19 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         Gcs g = gcs;
         // the member's lease, and the engine has accepted the member's latest view: a member back in a new view
         // renews its lease within a round trip, before the engine has found that it missed transactions
-        return failure == null && g != null && g.current() && acceptedView == g.view();
+        if (failure != null || g == null || !g.current() || acceptedView != g.view()) return false;
+        if (draining) {
+            // after a catch-up: what was delivered behind it meanwhile is worked off before the site serves again
+            if (g.queuedDeliveries() > DRAINED || pending() > DRAINED) return false;
+            draining = false;
+            LOG.info("site {} serves again: caught up with the others", site);
+        }
+        return true;
     }
+
+    /** After a catch-up, the site serves again once this few deliveries wait behind. */
+    private static final int DRAINED = 20;
+    private volatile boolean draining;
 
     /**
      * Waits up to {@code timeout} for {@link #current()} (a lease renews within a heartbeat; a view change
@@ -339,6 +366,12 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         synchronized (this) {
             orderedUpTo = gsn;
             byMsg.remove(m.id());
+            if (gsn <= skipUpTo && (r.kind() == TxnRequest.Kind.AUTOCOMMIT || r.kind() == TxnRequest.Kind.EXCLUSIVE)) {
+                Txn tentative = txns.get(r.id());
+                if (tentative != null && !tentative.fin) abandon(tentative);
+                LOG.debug("{} gsn {} {}: in the state transferred here already", site, gsn, r.id());
+                return;
+            }
             if (!alreadyHave.isEmpty() && alreadyHave.remove(gsn)
                     && (r.kind() == TxnRequest.Kind.AUTOCOMMIT || r.kind() == TxnRequest.Kind.EXCLUSIVE)) {
                 LOG.debug("{} gsn {} {}: committed here before the site stopped; not again", site, gsn, r.id());
@@ -616,8 +649,18 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         LOG.info("site {} re-entered the primary component at GSN {} with its replica at GSN {}: catching up {} transactions",
                 site, v.firstGsn(), lastGsn, target - lastGsn);
         try {
+            boolean transferred = false;
             while (lastGsn < target && failure == null) {
-                List<OrderedLog.Entry> es = catchUpSource.fetch(v, lastGsn + 1, target, 2000);
+                List<OrderedLog.Entry> es;
+                try {
+                    es = catchUpSource.fetch(v, lastGsn + 1, target, 2000);
+                } catch (Exception e) {
+                    if (stateTransfer == null || transferred) throw e;
+                    LOG.warn("site {} cannot catch up from the logs ({}): state transfer", site, e.getMessage());
+                    transferState(v);
+                    transferred = true;
+                    continue;
+                }
                 if (es.isEmpty()) throw new IllegalStateException("no site returned GSN " + (lastGsn + 1));
                 for (OrderedLog.Entry e : es) {
                     if (failure != null) return;
@@ -648,9 +691,35 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
                     + " and could not catch up: " + e.getMessage() + ". It stops; its replica needs a state transfer from another site's.");
         } finally {
             synchronized (this) { alreadyHave.clear(); }
+            if (failure == null) draining = true;
             catchingUp = false;
         }
     }
+
+    /**
+     * Replaces the replica by a serving site's copy at some GSN x (maybe beyond this view's first GSN: the
+     * deliveries up to x are then skipped). Nothing of this site may run meanwhile: what was fed finishes,
+     * tentative work of the history it gave up is dropped.
+     */
+    private void transferState(GcsView v) throws Exception {
+        synchronized (this) {
+            for (Txn t : new ArrayList<>(txns.values())) if (!t.fin && t.request.kind() == TxnRequest.Kind.AUTOCOMMIT) abandon(t);
+            while (failure == null && !txns.isEmpty()) wait(100);
+        }
+        long start = System.nanoTime(), x = stateTransfer.transfer(v);
+        synchronized (this) {
+            lastGsn = orderedUpTo = Math.max(lastGsn, x);
+            skipUpTo = x;
+            alreadyHave.clear();
+        }
+        lastTransfer = new CatchUp(x, (System.nanoTime() - start) / 1_000_000);
+        LOG.info("site {}: state transferred, its replica has every GSN up to {}", site, x);
+    }
+
+    private volatile CatchUp lastTransfer;
+
+    /** The last state transfer: the GSN of the copy, and how long it took (null if none). */
+    public CatchUp lastTransfer() { return lastTransfer; }
 
     /** A view that the site being replayed from installed between two GSNs: the blocks whose origin left end. */
     private synchronized void replayView(List<String> members) {
@@ -972,6 +1041,40 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             f.get(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
             return id;
         } catch (java.util.concurrent.ExecutionException e) {
+            throw new IllegalStateException(e.getCause());
+        } catch (InterruptedException | java.util.concurrent.TimeoutException e) {
+            unlockLocal(id);
+            throw e;
+        }
+    }
+
+    /** A local all-tables lock granted at a delivery boundary: every transaction up to {@code gsn} finished, none after it started. */
+    public record Boundary(Object lock, long gsn) {}
+
+    /**
+     * For a state transfer's snapshot: an all-tables lock queued behind everything ordered so far (final:
+     * it revokes tentative attempts it overtakes), waited for; release it with {@link #unlockLocal}. A block
+     * ordered before it whose log comes later is included whole (its lock ends only once it committed).
+     */
+    public Boundary lockAllAtBoundary(java.time.Duration timeout) throws InterruptedException, java.util.concurrent.TimeoutException {
+        Object id = "snapshot-" + localSeq.incrementAndGet();
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        long gsn;
+        synchronized (this) {
+            localLocks.put(id, f);
+            gsn = orderedUpTo;
+            locks.enqueueFinal(id, TableSet.allTables());
+        }
+        try {
+            f.get(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            // the attempts it revoked must have put their sequences back before the snapshot is taken
+            while (true) {
+                synchronized (this) { if (revokedRollingBack.isEmpty()) break; }
+                Thread.sleep(2);
+            }
+            return new Boundary(id, gsn);
+        } catch (java.util.concurrent.ExecutionException e) {
+            unlockLocal(id);
             throw new IllegalStateException(e.getCause());
         } catch (InterruptedException | java.util.concurrent.TimeoutException e) {
             unlockLocal(id);

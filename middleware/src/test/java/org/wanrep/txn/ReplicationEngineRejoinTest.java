@@ -63,7 +63,7 @@ class ReplicationEngineRejoinTest {
                 "execute 8 final SELECT wanrep.record_position(8, 7, false)", "commit 8 SELECT wanrep.record_position(8, 7, false)",
                 "execute 9 final SELECT wanrep.record_position(9, 8, false)", "commit 9 SELECT wanrep.record_position(9, 8, false)");
         assertThat(e.lastGsn()).isEqualTo(9);
-        assertThat(e.catchingUp()).isFalse();
+        assertThat(e.lastCatchUp()).isEqualTo(new ReplicationEngine.CatchUp(4, e.lastCatchUp().millis()));
         assertThat(e.acceptedView()).isEqualTo(view(true, true, 10));
         // the log it keeps now serves others from where it caught up
         OrderedLog log = OrderedLog.inMemory(100);
