@@ -34,7 +34,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * times (p50, p99) before the crash and during the catch-up; replicas are compared at the end.
  */
 public final class RejoinBench {
-    public record Result(int scale, long missed, long caughtUp, double catchUpSeconds, double catchUpTps, double p50BeforeMs, double p99BeforeMs,
+    public record Result(int scale, long missed, double transferSeconds, long caughtUp, double catchUpSeconds, double catchUpTps, double p50BeforeMs, double p99BeforeMs,
                          double p50DuringMs, double p99DuringMs, long txnsBefore, long txnsDuring, String replicas) {}
 
     private static final String TPCB = "UPDATE pgbench_accounts SET abalance = abalance + %d WHERE aid = %d; "
@@ -42,11 +42,13 @@ public final class RejoinBench {
             + "UPDATE pgbench_branches SET bbalance = bbalance + %d WHERE bid = %d; "
             + "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (%d, %d, %d, %d, CURRENT_TIMESTAMP)";
 
-    private final int scale, clients, beforeSeconds;
+    private final int scale, clients, beforeSeconds, logWindow;
     private final long missed;
     private final PrintStream out;
 
-    public RejoinBench(int scale, int clients, long missed, int beforeSeconds, PrintStream out) {
+    /** {@code logWindow} below {@code missed}: the site cannot catch up from the logs and transfers state first. */
+    public RejoinBench(int scale, int clients, long missed, int beforeSeconds, int logWindow, PrintStream out) {
+        this.logWindow = logWindow;
         this.scale = scale;
         this.clients = clients;
         this.missed = missed;
@@ -66,6 +68,7 @@ public final class RejoinBench {
             m.put("latency_matrix", "lan");
             m.put("delivery", "safe");
             m.put("rejoin.log_dir", logDir.toString());
+            m.put("rejoin.log_window", Integer.toString(logWindow));
             List<Integer> gcsPorts = GcsSettings.freePorts(3), proxyPorts = GcsSettings.freePorts(3);
             for (int i = 0; i < 3; i++) {
                 LocalPostgres pg = LocalPostgres.startTemporary();
@@ -113,6 +116,9 @@ public final class RejoinBench {
             if (c2.engine().failure() != null) throw new IllegalStateException("site c stopped: " + c2.engine().failure());
             var cu = c2.engine().lastCatchUp();
             long caught = cu == null ? 0 : cu.gsns();
+            var tr = c2.engine().lastTransfer();
+            double transfer = tr == null ? 0 : tr.millis() / 1000.0;
+            if (tr != null) out.printf("site c: state transfer at GSN %d took %.1f s%n", tr.gsns(), transfer);
             double rate = cu == null || cu.millis() == 0 ? 0 : cu.gsns() * 1000.0 / cu.millis();
             out.printf("site c caught up %d transactions in %.1f s (replay %.1f s, %.0f per second); during it a and b: %d transactions, p50 %.1f ms, p99 %.1f ms%n",
                     caught, seconds, cu == null ? 0 : cu.millis() / 1000.0, rate, during.getTotalCount(), ms(during, 50), ms(during, 99));
@@ -126,7 +132,7 @@ public final class RejoinBench {
             for (LocalPostgres pg : pgs) try (Connection x = pg.connect()) { ds.add(TableDigest.of(x)); }
             Map<String, String> verdicts = TableDigest.compare(sites, ds);
             String replicas = verdicts.values().stream().allMatch("same"::equals) ? "same" : verdicts.toString();
-            return new Result(scale, missed, caught, seconds, rate, ms(before, 50), ms(before, 99), ms(during, 50), ms(during, 99),
+            return new Result(scale, missed, transfer, caught, seconds, rate, ms(before, 50), ms(before, 99), ms(during, 50), ms(during, 99),
                     before.getTotalCount(), during.getTotalCount(), replicas);
         } finally {
             for (Site s : running) s.close();

@@ -27,7 +27,7 @@ public final class Settings {
             Setting.of("flow.wait_timeout_ms", "30000", "flow control: how long an update waits for the backlogs to drain before SQLSTATE 53400 (nothing was ordered)"),
             Setting.of("flow.report_interval_ms", "50", "flow control: how often a site multicasts its backlog when it changed (at least once a second)"),
             Setting.of("rejoin.log_window", "100000", "catch-up: how many of the latest ordered requests each site keeps (in memory and in its log file) to serve a site that rejoins; a site further behind cannot catch up from the log"),
-            Setting.of("rejoin.log_dir", null, "catch-up: directory of the site's ordered-request log file (default: the system temporary directory; a lost tail only shortens what the site can serve)"),
+            Setting.of("rejoin.log_dir", null, "catch-up: directory of the site's ordered-request log file SITE.orderlog (default: none, the log is kept in memory only and is lost when the site stops; a lost tail only shortens what the site can serve)"),
             Setting.of("proxy.max_clients", null, "client sessions the proxy serves at once; more are refused with SQLSTATE 53300 so that replication always has its connections (default: the replica's max_connections less superuser_reserved_connections, pool.size, write-set capture and appliers, and 5)"),
             Setting.of("proxy.host", "127.0.0.1", "address the proxy listens on"),
             Setting.of("proxy.port", "6543", "port the proxy listens on"),

@@ -49,10 +49,20 @@ final class LogFetcher implements ReplicationEngine.CatchUpSource {
                 + (last == null ? "" : " (last: " + last.getMessage() + ")"));
     }
 
+    /**
+     * Where another site's {@code key} (a listening address) is reached from here: a wildcard or loopback
+     * address there means that site's host, whose address its group member has ({@code gcs.host}).
+     */
+    static String reachable(Config site, String key) {
+        String h = site.get(key);
+        boolean local = h == null || h.isBlank() || h.equals("0.0.0.0") || h.equals("::") || h.equals("*") || h.equals("localhost")
+                || h.startsWith("127.") || h.equals("::1");
+        return local ? site.get("gcs.host") : h;
+    }
+
     private List<OrderedLog.Entry> fetchFrom(String donor, long from, long to, int max) throws Exception {
         Config d = cluster.forSite(donor), mine = cluster.forSite(self);
-        String host = d.get("proxy.host");
-        if (host.equals("0.0.0.0") || host.equals("::")) host = d.get("gcs.host");
+        String host = reachable(d, "proxy.host");
         Properties p = new Properties();
         p.setProperty("user", mine.get("postgres.user"));
         String pw = mine.get("postgres.password");

@@ -153,10 +153,8 @@ public final class Site implements AutoCloseable {
             engine.stateTransferFrom(new StateTransfer(cluster, name, target, pool));
         }
         String logDir = c.get("rejoin.log_dir");
-        java.nio.file.Path logFile = (logDir == null || logDir.isBlank()
-                ? java.nio.file.Path.of(System.getProperty("java.io.tmpdir"), "wanrep-" + c.get("cluster.name")) : java.nio.file.Path.of(logDir))
-                .resolve(name + ".orderlog");
-        engine.keepLog(org.wanrep.txn.OrderedLog.open(logFile, c.getInt("rejoin.log_window")));
+        engine.keepLog(logDir == null || logDir.isBlank() ? org.wanrep.txn.OrderedLog.inMemory(c.getInt("rejoin.log_window"))
+                : org.wanrep.txn.OrderedLog.open(java.nio.file.Path.of(logDir).resolve(name + ".orderlog"), c.getInt("rejoin.log_window")));
         LatencyMatrix matrix = matrix(c);
         List<String> hosts = new ArrayList<>();
         for (String s : sites) {

@@ -63,8 +63,7 @@ final class StateTransfer implements ReplicationEngine.StateTransferSource {
     private long transferFrom(String donor) throws Exception {
         long start = System.nanoTime();
         Config d = cluster.forSite(donor);
-        String host = d.get("proxy.host");
-        if (host.equals("0.0.0.0") || host.equals("::")) host = d.get("gcs.host");
+        String host = LogFetcher.reachable(d, "proxy.host");
         Properties p = new Properties();
         p.setProperty("user", target.user());
         if (!target.password().isEmpty()) p.setProperty("password", target.password());
@@ -88,7 +87,7 @@ final class StateTransfer implements ReplicationEngine.StateTransferSource {
             if (token == null) throw new IllegalStateException(donor + " exported no snapshot");
             LOG.info("site {}: state transfer from {} at GSN {}: {} databases", self, donor, gsn, snapshots.size());
             try {
-                String pgHost = d.get("postgres.host"), pgPort = d.get("postgres.port");
+                String pgHost = LogFetcher.reachable(d, "postgres.host"), pgPort = d.get("postgres.port");
                 Map<String, Path> dumps = new LinkedHashMap<>();
                 for (var e : snapshots.entrySet()) {
                     Path f = dir.resolve(dumps.size() + ".dump");
