@@ -76,6 +76,8 @@ class PausedSiteTest {
             }
             assertThat(refused).isGreaterThan(0);
             assertThat(served).as("site c catches up and serves again").isTrue();
+            System.out.printf("site c served again %.1f s after it resumed (%d requests refused meanwhile)%n",
+                    (System.nanoTime() - (end - 40_000_000_000L)) / 1e9, refused);
             stop.set(true);
             writer.join();
         } finally {
