@@ -52,14 +52,7 @@ public final class ReplicaPosition {
         NavigableSet<Long> rows = new TreeSet<>();
         for (String db : databases(target)) {
             try (Connection c = connect(target, db); Statement st = c.createStatement()) {
-                st.execute("CREATE SCHEMA IF NOT EXISTS " + WriteSetSql.APPLIED_SCHEMA);
-                st.execute("CREATE TABLE IF NOT EXISTS " + TABLE + " (gsn bigint PRIMARY KEY, done_below bigint NOT NULL)");
-                st.execute("CREATE OR REPLACE FUNCTION " + FUNCTION + "(g bigint, d bigint, compact boolean) RETURNS void LANGUAGE sql"
-                        + " SECURITY DEFINER SET search_path = pg_catalog AS $$ INSERT INTO " + TABLE + " (gsn, done_below) VALUES (g, d);"
-                        + " DELETE FROM " + TABLE + " WHERE compact AND gsn < d $$");
-                st.execute("REVOKE ALL ON FUNCTION " + FUNCTION + "(bigint, bigint, boolean) FROM PUBLIC");
-                st.execute("GRANT USAGE ON SCHEMA " + WriteSetSql.APPLIED_SCHEMA + " TO PUBLIC");
-                st.execute("GRANT EXECUTE ON FUNCTION " + FUNCTION + "(bigint, bigint, boolean) TO PUBLIC");
+                create(st);
                 try (ResultSet rs = st.executeQuery("SELECT coalesce(max(done_below), 0) FROM " + TABLE)) {
                     rs.next();
                     done = Math.max(done, rs.getLong(1));
@@ -79,6 +72,46 @@ public final class ReplicaPosition {
             st.execute("INSERT INTO " + TABLE + " (gsn, done_below) VALUES (0, " + gsn + ")");
         }
     }
+
+    private static void create(Statement st) throws SQLException {
+        st.execute("CREATE SCHEMA IF NOT EXISTS " + WriteSetSql.APPLIED_SCHEMA);
+        st.execute("CREATE TABLE IF NOT EXISTS " + TABLE + " (gsn bigint PRIMARY KEY, done_below bigint NOT NULL)");
+        st.execute("CREATE OR REPLACE FUNCTION " + FUNCTION + "(g bigint, d bigint, compact boolean) RETURNS void LANGUAGE sql"
+                + " SECURITY DEFINER SET search_path = pg_catalog AS $$ INSERT INTO " + TABLE + " (gsn, done_below) VALUES (g, d);"
+                + " DELETE FROM " + TABLE + " WHERE compact AND gsn < d $$");
+        st.execute("REVOKE ALL ON FUNCTION " + FUNCTION + "(bigint, bigint, boolean) FROM PUBLIC");
+        st.execute("GRANT USAGE ON SCHEMA " + WriteSetSql.APPLIED_SCHEMA + " TO PUBLIC");
+        st.execute("GRANT EXECUTE ON FUNCTION " + FUNCTION + "(bigint, bigint, boolean) TO PUBLIC");
+    }
+
+    /** Databases (replica and name) known to have the table and function since the last catalog change. */
+    private static final java.util.Set<String> ENSURED = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /**
+     * Before a transaction records its GSN in {@code database}: a database created after the site started
+     * from a template other than template1 (template0, say) lacks the table, and the record would stop
+     * every site. Checked once per database until {@link #catalogChanged}.
+     */
+    public static void ensure(BackendTarget target, String database) {
+        String key = target.host() + ":" + target.port() + "/" + database;
+        if (ENSURED.contains(key)) return;
+        synchronized (ENSURED) {
+            if (ENSURED.contains(key)) return;
+            try (Connection c = connect(target, database); Statement st = c.createStatement()) {
+                try (ResultSet rs = st.executeQuery("SELECT pg_catalog.to_regprocedure('" + FUNCTION + "(bigint,bigint,boolean)') IS NOT NULL"
+                        + " AND pg_catalog.to_regclass('" + TABLE + "') IS NOT NULL")) {
+                    rs.next();
+                    if (!rs.getBoolean(1)) create(st);
+                }
+            } catch (SQLException e) {
+                throw new IllegalStateException("cannot prepare wanrep.position in database " + database + ": " + e.getMessage(), e);
+            }
+            ENSURED.add(key);
+        }
+    }
+
+    /** DDL committed (a database dropped and created again, say): check again before the next record. */
+    public static void catalogChanged() { ENSURED.clear(); }
 
     /** A new group history starts (every site started afresh): GSNs count from 1 again, the old rows mean nothing. */
     public static void reset(BackendTarget target) throws SQLException {

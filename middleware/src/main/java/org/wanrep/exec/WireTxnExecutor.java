@@ -43,6 +43,11 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
 
     public WireTxnExecutor(BackendPool pool) { this.pool = pool; }
 
+    /** The replica, for the GSN records' table ({@link ReplicaPosition#ensure}); null until positions are kept. */
+    private volatile org.wanrep.backend.BackendTarget positions;
+
+    public void recordPositionsIn(org.wanrep.backend.BackendTarget target) { this.positions = target; }
+
     /**
      * Called with the database before a transaction this site executes for a write-set policy opens
      * its block, to have that database's capture running (creating a slot waits for open transactions).
@@ -219,6 +224,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
             String begin = beginSql(r, w instanceof OriginWork && !w.pooled) + (t.ships() ? "; " + WriteSetSql.tag(t.captureTag()) : "");
             // a final attempt records its GSN first thing: if the request fails, the record rolls back with it
             String record = commit ? t.recordSql() : null;
+            if (record != null && positions != null) ReplicaPosition.ensure(positions, r.database());
             w.positionRecorded = record != null;
             if (record != null) begin += "; " + record;
             // A tentative attempt may be revoked, and its cancel could land on BEGIN; the request would
@@ -425,6 +431,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
                 settleCancel(w);
                 String record = t.recordSql();
                 boolean recording = record != null && !w.positionRecorded && w.conn.status() == 'T';
+                if (recording && positions != null) ReplicaPosition.ensure(positions, t.work().database());
                 // the GSN's record goes with COMMIT: if it fails, COMMIT is skipped and the block stays open (status E)
                 PgError e = w.conn.run(recording ? record + "; COMMIT" : "COMMIT");
                 if (e != null && recording && w.conn.status() != 'I') {

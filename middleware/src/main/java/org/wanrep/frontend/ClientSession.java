@@ -626,6 +626,7 @@ public final class ClientSession implements Runnable {
         try {
             // its GSN's record commits with it (ReplicaPosition); if it cannot, COMMIT rolls back and the site stops below
             String record = ctx.engine().positionSql(b.exclusive);
+            if (record != null) org.wanrep.exec.ReplicaPosition.ensure(ctx.backend(), database);
             PgError recordError = record == null ? null : backend.run(record);
             if (recordError != null)
                 ctx.engine().fail("site " + ctx.site() + ": block " + b.exclusive + " cannot record its GSN in the replica (" + recordError + ")");

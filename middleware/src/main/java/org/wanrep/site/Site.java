@@ -150,6 +150,7 @@ public final class Site implements AutoCloseable {
                 }
             });
             engine.catchUpFrom(new LogFetcher(cluster, name));
+            executor.recordPositionsIn(target);
             engine.stateTransferFrom(new StateTransfer(cluster, name, target, pool));
         }
         String logDir = c.get("rejoin.log_dir");
@@ -209,7 +210,10 @@ public final class Site implements AutoCloseable {
         // DDL run here for another site's client changes the catalog the classifiers know (called under the
         // engine's monitor for every commit: the origin's analysis travels with the request, nothing is parsed)
         engine.onCommit(r -> {
-            if (r.changesCatalog()) ctx.classifiers().catalogChanged(r.database());
+            if (r.changesCatalog()) {
+                ctx.classifiers().catalogChanged(r.database());
+                org.wanrep.exec.ReplicaPosition.catalogChanged();   // e.g. a database created from template0
+            }
         });
         ProxyServer proxy = new ProxyServer(ctx, listening);
         LOG.info("site {} ready: proxy on {}:{}, replica {}, {} delivery, {} execution", name, c.get("proxy.host"), proxy.port(), target,

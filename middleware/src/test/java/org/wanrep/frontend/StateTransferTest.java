@@ -27,7 +27,14 @@ class StateTransferTest {
         try (TestCluster c = new TestCluster(List.of("a", "b", "c"), "lan", Map.of("delivery", "safe", "rejoin.log_window", "20"))) {
             try (Connection a = c.connect(0, "preferQueryMode=simple"); Statement st = a.createStatement()) {   // CREATE DATABASE as a simple Query
                 st.execute("CREATE TABLE h (id text PRIMARY KEY, n serial)");
-                st.execute("CREATE DATABASE other");
+                st.execute("CREATE DATABASE other TEMPLATE template0");   // without wanrep's table: created when first needed
+            }
+            java.util.Properties up = new java.util.Properties();
+            up.setProperty("user", "postgres");
+            try (Connection o = java.sql.DriverManager.getConnection("jdbc:postgresql://127.0.0.1:" + c.proxyPort(0) + "/other", up);
+                 Statement st = o.createStatement()) {
+                st.execute("CREATE TABLE o (id int PRIMARY KEY)");
+                st.execute("INSERT INTO o VALUES (1), (2)");
             }
             Set<String> acked = ConcurrentHashMap.newKeySet();
             c.crash(2);
@@ -95,8 +102,9 @@ class StateTransferTest {
                     while (rs.next()) present.add(rs.getString(1));
                     assertThat(present).as("replica %s", c.sites.get(i)).containsAll(acked);
                 }
-                try (Connection x = c.pgs.get(i).connect("other")) {
-                    assertThat(x.isValid(1)).isTrue();
+                try (Connection x = c.pgs.get(i).connect("other"); Statement st = x.createStatement(); ResultSet rs = st.executeQuery("SELECT count(*) FROM o")) {
+                    rs.next();
+                    assertThat(rs.getInt(1)).as("database other at %s", c.sites.get(i)).isEqualTo(2);
                 }
             }
         }
