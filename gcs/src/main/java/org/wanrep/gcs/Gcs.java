@@ -22,5 +22,8 @@ public interface Gcs extends AutoCloseable {
      */
     boolean current();
 
+    /** Callbacks received and not yet handed to the listener (0 if the implementation does not queue them). */
+    default int queuedDeliveries() { return 0; }
+
     @Override void close();
 }

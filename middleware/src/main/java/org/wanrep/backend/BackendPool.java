@@ -147,5 +147,14 @@ public final class BackendPool implements AutoCloseable {
 
     private String key(BackendConnection c) { return key(c.database(), c.user().equals(target.user()) ? null : c.user()); }
 
+    /**
+     * Closes every idle connection and refills the pool to {@code database} (the replica's databases were
+     * recreated by a state transfer: the old sessions are gone).
+     */
+    public void renew(String database) throws IOException {
+        pool.clear();
+        fill(database);
+    }
+
     @Override public void close() { pool.close(); }
 }

@@ -52,6 +52,8 @@ public final class LocalCluster {
             conf.put("site." + s + ".postgres.port", Integer.toString(pg));
             conf.put("site." + s + ".proxy.port", Integer.toString(proxy));
             conf.put("site." + s + ".gcs.port", Integer.toString(gcs));
+            // the ordered-request log that serves sites rejoining lives with the site's other files
+            conf.putIfAbsent("site." + s + ".rejoin.log_dir", dir.resolve(s).toAbsolutePath().toString());
             // the proxy's own connections to its replica: the Unix socket in the data directory
             conf.putIfAbsent("site." + s + ".postgres.socket_dir", dir.resolve(s).resolve("pgdata").toAbsolutePath().toString());
         }

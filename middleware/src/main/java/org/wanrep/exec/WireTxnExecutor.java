@@ -43,6 +43,11 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
 
     public WireTxnExecutor(BackendPool pool) { this.pool = pool; }
 
+    /** The replica, for the GSN records' table ({@link ReplicaPosition#ensure}); null until positions are kept. */
+    private volatile org.wanrep.backend.BackendTarget positions;
+
+    public void recordPositionsIn(org.wanrep.backend.BackendTarget target) { this.positions = target; }
+
     /**
      * Called with the database before a transaction this site executes for a write-set policy opens
      * its block, to have that database's capture running (creating a slot waits for open transactions).
@@ -64,6 +69,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
         boolean keepReplies;
         PgError error, commitError;
         boolean fusedCommit;   // COMMIT went with the request: commit() only reports its outcome
+        boolean positionRecorded;   // the attempt's BEGIN recorded its GSN (ReplicaPosition)
         volatile boolean running;
         volatile java.util.concurrent.CompletableFuture<Void> cancelling;   // a CancelRequest under way
         final Map<String, Long> sequences = new java.util.TreeMap<>();      // write-set policies: values reached
@@ -216,6 +222,11 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
             // before every attempt: transactions ordered before this one may have advanced them since the last
             w.sequencePutBack = sequencePutBack(w.conn, r);
             String begin = beginSql(r, w instanceof OriginWork && !w.pooled) + (t.ships() ? "; " + WriteSetSql.tag(t.captureTag()) : "");
+            // a final attempt records its GSN first thing: if the request fails, the record rolls back with it
+            String record = commit ? t.recordSql() : null;
+            if (record != null && positions != null) ReplicaPosition.ensure(positions, r.database());
+            w.positionRecorded = record != null;
+            if (record != null) begin += "; " + record;
             // A tentative attempt may be revoked, and its cancel could land on BEGIN; the request would
             // then run outside any block and autocommit. So it waits for BEGIN to open the block. A final
             // attempt is never revoked or cancelled (and older cancels are settled): one round trip.
@@ -418,7 +429,18 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
         dispatch(w, () -> {
             try {
                 settleCancel(w);
-                PgError e = w.conn.run("COMMIT");
+                String record = t.recordSql();
+                boolean recording = record != null && !w.positionRecorded && w.conn.status() == 'T';
+                if (recording && positions != null) ReplicaPosition.ensure(positions, t.work().database());
+                // the GSN's record goes with COMMIT: if it fails, COMMIT is skipped and the block stays open (status E)
+                PgError e = w.conn.run(recording ? record + "; COMMIT" : "COMMIT");
+                if (e != null && recording && w.conn.status() != 'I') {
+                    w.conn.run("ROLLBACK");
+                    fatalHandler.accept("site cannot record GSN " + t.gsn() + " of " + t + " in its replica (" + e + "); the others commit it");
+                    w.commitError = PgError.error("08006", "wanrep: this site cannot record the transaction's position and stops");
+                    done.completed(Outcome.ERROR);
+                    return;
+                }
                 w.commitError = e;
                 if (e == null) done.completed(Outcome.OK);
                 else done.completed(TxnExecutor.transientState(e.sqlState()) ? Outcome.RETRY : Outcome.ERROR);

@@ -255,6 +255,7 @@ public final class ClientSession implements Runnable {
         org.wanrep.backend.BackendTarget as = clientRoles ? ctx.backend().as(user, replicaPassword(ctx.users().find(user))) : ctx.backend();
         role = clientRoles ? user : null;
         sessionSettings = new SessionSettings(as.user());
+        sessionUser = user;
         Map<String, String> forward = new LinkedHashMap<>(params);
         forward.remove("user");
         forward.remove("database");
@@ -274,6 +275,9 @@ public final class ClientSession implements Runnable {
         refreshSettings();
         return true;
     }
+
+    /** The user this session authenticated as. */
+    private String sessionUser;
 
     private boolean authenticate(String user) throws IOException {
         UserDirectory.User u = ctx.users().find(user);
@@ -773,6 +777,12 @@ public final class ClientSession implements Runnable {
         // the lock is released (finally), and an outcome that can differ from theirs stops this site.
         boolean committed = false;
         try {
+            // its GSN's record commits with it (ReplicaPosition); if it cannot, COMMIT rolls back and the site stops below
+            String record = ctx.engine().positionSql(b.exclusive);
+            if (record != null) org.wanrep.exec.ReplicaPosition.ensure(ctx.backend(), database);
+            PgError recordError = record == null ? null : backend.run(record);
+            if (recordError != null)
+                ctx.engine().fail("site " + ctx.site() + ": block " + b.exclusive + " cannot record its GSN in the replica (" + recordError + ")");
             Relay r = relay(unit);
             committed = r.error == null && "COMMIT".equals(r.lastTag);
             // a deterministic refusal at COMMIT (a deferred constraint) refuses the log's replay alike elsewhere;
@@ -873,7 +883,14 @@ public final class ClientSession implements Runnable {
 
     /** wanrep's own commands ({@link OwnCommands}), as a simple Query. */
     private boolean answerOwnCommand(String sql) throws IOException {
-        OwnCommands.Answer a = OwnCommands.answer(sql, ctx);
+        OwnCommands.Answer a;
+        try {
+            a = OwnCommands.answer(sql, ctx, sessionUser);
+        } catch (IllegalArgumentException | IllegalStateException e) {   // e.g. a log range this site does not hold
+            client.write(PgError.error(e instanceof IllegalArgumentException ? "42501" : "55000", e.getMessage()).toMessage());
+            client.write(Messages.readyForQuery(backend.status()));
+            return true;
+        }
         if (a == null) return false;
         if (a.columns() != null) {
             client.write(Messages.rowDescription(a.columns()));
@@ -895,7 +912,7 @@ public final class ClientSession implements Runnable {
             else if (m.kind() != 'B' && m.kind() != 'D' && m.kind() != 'E' && m.kind() != 'S') return false;
         }
         if (text == null) return false;
-        OwnCommands.Answer a = OwnCommands.answer(text, ctx);
+        OwnCommands.Answer a = OwnCommands.answer(text, ctx, sessionUser);
         if (a == null) return false;   // not ours after all (e.g. fault injection is off): PostgreSQL answers it
         for (WireMessage m : unit) {
             switch (m.kind()) {

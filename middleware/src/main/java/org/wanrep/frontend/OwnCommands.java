@@ -24,10 +24,23 @@ final class OwnCommands {
 
     private static final Pattern COMMAND = Pattern.compile("(?is)\\s*(show|reset)\\s+wanrep\\.(phases|sites)\\s*;?\\s*");
 
+    /** Catch-up: a site that rejoins fetches what it missed from this site's ordered-request log. */
+    private static final Pattern LOG_RANGE = Pattern.compile("(?is)\\s*show\\s+wanrep\\.log\\s+from\\s+(\\d+)\\s+to\\s+(\\d+)\\s+limit\\s+(\\d+)\\s*;?\\s*");
+
+    /** State transfer: snapshots of this replica at a GSN for pg_dump, and their release. */
+    private static final Pattern SNAPSHOT = Pattern.compile("(?is)\\s*show\\s+wanrep\\.snapshot\\s*(?:release\\s+([0-9a-f-]+))?\\s*;?\\s*");
+
     private static final Pattern ISOLATE = Pattern.compile("(?is)\\s*set\\s+wanrep\\.partitioned_from\\s*(=|to)\\s*'([A-Za-z0-9_,\\- ]*)'\\s*;?\\s*");
 
     /** The answer to {@code sql} if it is one of our commands, else null (nothing is done). */
-    static Answer answer(String sql, SiteContext ctx) {
+    static Answer answer(String sql, SiteContext ctx) { return answer(sql, ctx, null); }
+
+    /** As {@link #answer(String, SiteContext)} for a session authenticated as {@code user}. */
+    static Answer answer(String sql, SiteContext ctx, String user) {
+        Matcher lr = LOG_RANGE.matcher(sql);
+        if (lr.matches()) return logRange(ctx, user, Long.parseLong(lr.group(1)), Long.parseLong(lr.group(2)), Integer.parseInt(lr.group(3)));
+        Matcher sn = SNAPSHOT.matcher(sql);
+        if (sn.matches()) return snapshot(ctx, user, sn.group(1));
         Matcher i = ISOLATE.matcher(sql);
         if (i.matches() && ctx.faultInjection() && ctx.engine().gcs() instanceof org.wanrep.gcs.jgroups.JGroupsGcs g) {
             // fault injection (testing.fault_injection = on): what this site receives from these sites is dropped
@@ -52,7 +65,8 @@ final class OwnCommands {
             return new Answer("SHOW", List.of("phase", "count", "mean_ms", "p50_ms", "p99_ms"), rows);
         }
         if (reset) return null;   // RESET wanrep.sites means nothing: PostgreSQL answers it
-        String state = e.failure() != null ? "stopped" : e.current() ? "serving" : "not current";
+        String state = e.failure() != null ? "stopped" : e.catchingUp() ? "catching-up (lag " + e.catchUpLag() + ")"
+                : e.current() ? "serving" : e.acceptedView() == null ? "joining" : "not current";
         var view = e.view();
         List<List<String>> rows = new ArrayList<>();
         rows.add(List.of(ctx.site(), state, Long.toString(e.lastGsn()), Integer.toString(e.pending()),
@@ -68,8 +82,54 @@ final class OwnCommands {
         return new Answer("SHOW", List.of("site", "state", "last_gsn", "pending", "members"), rows);
     }
 
+    /**
+     * Rows (kind 'o' ordered or 'v' view, GSN, sending member, its message number, payload in hex or the
+     * view's members) of this site's log; only for the replica's own user (the log holds every database's
+     * requests). An error row-less answer is an exception, which the session turns into an ERROR.
+     */
+    private static Answer logRange(SiteContext ctx, String user, long from, long to, int max) {
+        if (user == null || !user.equals(ctx.backend().user()))
+            throw new IllegalArgumentException("permission denied: only " + ctx.backend().user() + " may read wanrep.log");
+        var log = ctx.engine().orderedLog();
+        List<org.wanrep.txn.OrderedLog.Entry> es;
+        try {
+            es = log == null ? null : log.range(from, to, Math.max(1, max), java.time.Duration.ofSeconds(20));
+        } catch (InterruptedException x) {
+            Thread.currentThread().interrupt();
+            es = null;
+        }
+        if (es == null) throw new IllegalStateException("site " + ctx.site() + " does not hold GSN " + from + " to " + to + " in its log");
+        List<List<String>> rows = new ArrayList<>();
+        for (var x : es) {
+            if (x.isView()) rows.add(List.of("v", Long.toString(x.gsn()), "", "", String.join(",", x.members())));
+            else rows.add(List.of("o", Long.toString(x.gsn()), x.sender(), Long.toString(x.seq()), java.util.HexFormat.of().formatHex(x.payload())));
+        }
+        return new Answer("SHOW", List.of("kind", "gsn", "sender", "seq", "data"), rows);
+    }
+
+    /** Rows (token, GSN, database, snapshot id) of snapshots exported at one GSN, or the release of a token's. */
+    private static Answer snapshot(SiteContext ctx, String user, String release) {
+        if (user == null || !user.equals(ctx.backend().user()))
+            throw new IllegalArgumentException("permission denied: only " + ctx.backend().user() + " may take wanrep snapshots");
+        if (release != null)
+            return new Answer("SHOW", List.of("released"), List.of(List.of(Boolean.toString(org.wanrep.exec.SnapshotExport.release(release)))));
+        // any GSN will do (the joiner catches up from there), but from a replica that follows the others in order
+        var engine = ctx.engine();
+        if (engine.failure() != null || engine.catchingUp() || engine.acceptedView() == null)
+            throw new IllegalStateException("site " + ctx.site() + " is not following the others just now: no snapshot from it");
+        org.wanrep.exec.SnapshotExport.Export x;
+        try {
+            x = org.wanrep.exec.SnapshotExport.export(ctx.engine(), ctx.backend(), java.time.Duration.ofSeconds(60));
+        } catch (Exception e) {
+            throw new IllegalStateException("site " + ctx.site() + " could not export snapshots: " + e);
+        }
+        List<List<String>> rows = new ArrayList<>();
+        for (var s : x.snapshots()) rows.add(List.of(x.token(), Long.toString(x.gsn()), s.database(), s.id(), s.sequences() == null ? "" : s.sequences()));
+        return new Answer("SHOW", List.of("token", "gsn", "database", "snapshot", "sequences"), rows);
+    }
+
     static boolean matches(String sql) {
-        if (ISOLATE.matcher(sql).matches()) return true;
+        if (ISOLATE.matcher(sql).matches() || LOG_RANGE.matcher(sql).matches() || SNAPSHOT.matcher(sql).matches()) return true;
         Matcher m = COMMAND.matcher(sql);
         return m.matches() && !(m.group(1).equalsIgnoreCase("reset") && m.group(2).equalsIgnoreCase("sites"));
     }

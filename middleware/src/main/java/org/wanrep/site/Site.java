@@ -143,6 +143,29 @@ public final class Site implements AutoCloseable {
             executor.onCapturedDatabase(channel::capture);
         }
         ReplicationEngine engine = new ReplicationEngine(name, delivery(c), executor, policy, channel != null ? channel : WriteSetIo.NONE);
+        // request numbers of an earlier incarnation of this site may still be known to the others
+        engine.startIdsAt(System.currentTimeMillis() * 1000);
+        if (policy.kind() == ExecutionPolicy.Kind.SYMMETRIC) {
+            // what this replica has (it may have crashed): every transaction records its GSN, so a site that
+            // rejoins behind the others catches up from their logs instead of stopping (write-set policies:
+            // the record would travel in the write set; not yet)
+            org.wanrep.exec.ReplicaPosition.Recovered pos = org.wanrep.exec.ReplicaPosition.prepare(target);
+            if (pos.doneUpTo() > 0 || !pos.above().isEmpty())
+                LOG.info("site {}: its replica has every GSN up to {}{}", name, pos.doneUpTo(), pos.above().isEmpty() ? "" : " and " + pos.above().size() + " above");
+            engine.recover(pos.doneUpTo(), pos.above(), () -> {
+                try {
+                    org.wanrep.exec.ReplicaPosition.reset(target);
+                } catch (java.sql.SQLException e) {
+                    throw new IllegalStateException("cannot reset the replica's recorded positions: " + e.getMessage(), e);
+                }
+            });
+            engine.catchUpFrom(new LogFetcher(cluster, name));
+            executor.recordPositionsIn(target);
+            engine.stateTransferFrom(new StateTransfer(cluster, name, target, pool));
+        }
+        String logDir = c.get("rejoin.log_dir");
+        engine.keepLog(logDir == null || logDir.isBlank() ? org.wanrep.txn.OrderedLog.inMemory(c.getInt("rejoin.log_window"))
+                : org.wanrep.txn.OrderedLog.open(java.nio.file.Path.of(logDir).resolve(name + ".orderlog"), c.getInt("rejoin.log_window")));
         LatencyMatrix matrix = matrix(c);
         List<String> hosts = new ArrayList<>();
         for (String s : sites) {
@@ -165,6 +188,7 @@ public final class Site implements AutoCloseable {
         } catch (Exception e) {
             flow.stop();
             gcs.crash();
+            if (engine.orderedLog() != null) engine.orderedLog().close();
             if (channel != null) channel.close(false);
             executor.close();
             pool.close();
@@ -176,13 +200,15 @@ public final class Site implements AutoCloseable {
         long until = System.nanoTime() + joinTimeout.toNanos();
         while (engine.failure() == null && (engine.view() == null || !engine.view().primary()) && System.nanoTime() < until) Thread.sleep(5);
         // and for the read lease: clients are served only by a site sure that its replica is current
-        while (engine.failure() == null && !engine.current() && System.nanoTime() < until) Thread.sleep(5);
+        // (a site catching up opens its port now: it answers 57P03 until it has caught up, and SHOW wanrep.sites says how far)
+        while (engine.failure() == null && !engine.current() && !engine.catchingUp() && System.nanoTime() < until) Thread.sleep(5);
         if (engine.failure() != null) {
             // e.g. it re-entered the primary component lacking transactions the others committed, or a delivery
             // failed: its replica is stale, so it must not open its port at all (no state transfer yet)
             engine.shutdown("site failed while starting");
             flow.stop();
             gcs.crash();
+            if (engine.orderedLog() != null) engine.orderedLog().close();
             if (channel != null) channel.close(false);
             executor.close();
             pool.close();
@@ -196,7 +222,10 @@ public final class Site implements AutoCloseable {
         // DDL run here for another site's client changes the catalog the classifiers know (called under the
         // engine's monitor for every commit: the origin's analysis travels with the request, nothing is parsed)
         engine.onCommit(r -> {
-            if (r.changesCatalog()) ctx.classifiers().catalogChanged(r.database());
+            if (r.changesCatalog()) {
+                ctx.classifiers().catalogChanged(r.database());
+                org.wanrep.exec.ReplicaPosition.catalogChanged();   // e.g. a database created from template0
+            }
         });
         boolean clientRoles = c.get("proxy.session_role").equals("client");
         ProxyServer proxy = new ProxyServer(ctx, listening, new org.wanrep.frontend.SessionSecurity(tls, c.get("proxy.tls.require").equals("on"), clientRoles,
@@ -334,6 +363,7 @@ public final class Site implements AutoCloseable {
             engine.flowControl().stop();
             engine.shutdown("site crashed");
             gcs.crash();
+            if (engine.orderedLog() != null) engine.orderedLog().close();
             if (channel != null) channel.close(false);
             executor.close();
             pool.close();
@@ -356,6 +386,7 @@ public final class Site implements AutoCloseable {
             engine.flowControl().stop();
             engine.shutdown("site stopped");
             gcs.close();
+            if (engine.orderedLog() != null) engine.orderedLog().close();
             if (channel != null) channel.close(true);
             executor.close();
             pool.close();

@@ -77,6 +77,20 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     private final AtomicLong localSeq = new AtomicLong();
     private final AtomicLong commits = new AtomicLong();
     private volatile long lastGsn;
+    /** GSNs ordered here whose transaction has not finished (monitor): the lowest bounds the low-water mark. */
+    private final java.util.TreeSet<Long> unfinished = new java.util.TreeSet<>();
+    /** The last GSN ordered, as the monitor's holders see it (lastGsn moves before the monitor is taken). */
+    private long orderedUpTo;
+    /** Whether each transaction records its GSN in the replica (see {@link #recover}). */
+    private volatile boolean recordPositions;
+    private long records;
+    /** GSNs above lastGsn this replica had committed before it stopped (out of order): skipped when replayed. */
+    private final java.util.NavigableSet<Long> alreadyHave = new java.util.TreeSet<>();
+    private volatile Runnable newHistory = () -> { };
+    private volatile OrderedLog log;
+    private volatile CatchUpSource catchUpSource;
+    private volatile boolean catchingUp;
+    private volatile long catchUpTarget;
     private volatile java.util.function.Consumer<TxnRequest> commitHook = r -> { };
     private final Map<RequestId, Long> submitTimes = new HashMap<>();
     private final PhaseStats phaseStats = new PhaseStats();
@@ -95,6 +109,84 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         this.executor = executor;
         this.policy = policy;
         this.writeSetIo = writeSetIo;
+    }
+
+    /** Where a site that rejoins behind the others fetches what it missed: ordered requests from a serving site's log. */
+    public interface CatchUpSource {
+        /** Up to {@code max} log entries from GSN {@code from} to {@code to} (with the views between), from a member of {@code v}. */
+        List<OrderedLog.Entry> fetch(GcsView v, long from, long to, int max) throws Exception;
+    }
+
+    /**
+     * What the replica had when this site started ({@code exec.ReplicaPosition}): every GSN up to
+     * {@code doneUpTo} and the ones in {@code above}; from now on every transaction records its GSN in
+     * its own local transaction. {@code newHistory} forgets the recorded positions when the group starts
+     * a new history (every site started afresh: GSNs count from 1 again). Before the member starts.
+     */
+    public synchronized void recover(long doneUpTo, java.util.NavigableSet<Long> above, Runnable newHistory) {
+        lastGsn = orderedUpTo = doneUpTo;
+        alreadyHave.clear();
+        alreadyHave.addAll(above);
+        this.newHistory = newHistory;
+        recordPositions = true;
+    }
+
+    /** Where a site that cannot catch up from the logs gets a copy of a serving site's replica. */
+    public interface StateTransferSource {
+        /** Replaces this replica by a copy of a member of {@code v}'s; returns the GSN up to which the copy has everything. */
+        long transfer(GcsView v) throws Exception;
+    }
+
+    private volatile StateTransferSource stateTransfer;
+    /** After a state transfer: ordered deliveries up to this GSN are in the copy already. */
+    private long skipUpTo;
+
+    /** A site whose gap the logs do not cover (or whose replica is new) transfers state from {@code s}. */
+    public void stateTransferFrom(StateTransferSource s) { this.stateTransfer = s; }
+
+    /** Keeps what is ordered here in {@code l}, to serve sites that rejoin. */
+    public void keepLog(OrderedLog l) { this.log = l; }
+
+    /** The log of ordered requests this site keeps (null if none). */
+    public OrderedLog orderedLog() { return log; }
+
+    /** A site that rejoins behind the others catches up from {@code s} instead of stopping. */
+    public void catchUpFrom(CatchUpSource s) { this.catchUpSource = s; }
+
+    /** The last completed catch-up: transactions replayed (GSNs) and how long it took. */
+    public record CatchUp(long gsns, long millis) {}
+
+    private volatile CatchUp lastCatchUp;
+
+    /** The last catch-up this site completed, or null. */
+    public CatchUp lastCatchUp() { return lastCatchUp; }
+
+    /** Whether this site is replaying what it missed (it serves nobody until done). */
+    public boolean catchingUp() { return catchingUp || draining; }
+
+    /** While catching up: how many ordered transactions it still has to finish. */
+    public synchronized long catchUpLag() {
+        if (!catchingUp) {
+            Gcs g = gcs;
+            return draining && g != null ? g.queuedDeliveries() + txns.size() : 0;
+        }
+        long done = unfinished.isEmpty() ? orderedUpTo : unfinished.first() - 1;
+        return Math.max(0, catchUpTarget - done);
+    }
+
+    /** Every GSN up to this one has finished here (committed, failed alike everywhere, or no transaction). */
+    private long doneBelow() { return unfinished.isEmpty() ? orderedUpTo : unfinished.first() - 1; }
+
+    /** The statement recording {@code t}'s GSN in its local transaction, or null (monitor held). */
+    private String positionSql(Txn t) {
+        if (!recordPositions || t.gsn == 0) return null;
+        return org.wanrep.exec.ReplicaPosition.recordSql(t.gsn, doneBelow(), ++records % 1000 == 0);
+    }
+
+    /** For an interactive block committed by its origin's client session: the statement recording its GSN, or null. */
+    public synchronized String positionSql(RequestId block) {
+        Txn t = txns.get(block);
+        return t == null ? null : positionSql(t);
     }
 
     public void attach(Gcs g) {
@@ -151,8 +243,19 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         Gcs g = gcs;
         // the member's lease, and the engine has accepted the member's latest view: a member back in a new view
         // renews its lease within a round trip, before the engine has found that it missed transactions
-        return failure == null && g != null && g.current() && acceptedView == g.view();
+        if (failure != null || g == null || !g.current() || acceptedView != g.view()) return false;
+        if (draining) {
+            // after a catch-up: what was delivered behind it meanwhile is worked off before the site serves again
+            if (g.queuedDeliveries() > DRAINED || pending() > DRAINED) return false;
+            draining = false;
+            LOG.info("site {} serves again: caught up with the others", site);
+        }
+        return true;
     }
+
+    /** After a catch-up, the site serves again once this few deliveries wait behind. */
+    private static final int DRAINED = 20;
+    private volatile boolean draining;
 
     /**
      * Waits up to {@code timeout} for {@link #current()} (a lease renews within a heartbeat; a view change
@@ -168,6 +271,12 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     }
 
     public RequestId nextId() { return new RequestId(site, seq.incrementAndGet()); }
+
+    /**
+     * Request numbers start above {@code n}: a site started again must not reuse its earlier incarnation's
+     * numbers (the others may still hold one of its blocks, and a replica records applied requests by them).
+     */
+    public void startIdsAt(long n) { seq.set(n); }
 
     public GcsView view() { return view; }
 
@@ -250,15 +359,30 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             fail("site " + site + " was delivered " + m.id() + " a second time (GSN " + gsn + "): this replica no longer follows the others");
             return;
         }
+        OrderedLog l = log;
+        if (l != null) l.ordered(gsn, m.id(), m.payload());
         TxnRequest r = TxnRequestCodec.decode(m.payload());
         lastGsn = gsn;
         synchronized (this) {
+            orderedUpTo = gsn;
             byMsg.remove(m.id());
+            if (gsn <= skipUpTo && (r.kind() == TxnRequest.Kind.AUTOCOMMIT || r.kind() == TxnRequest.Kind.EXCLUSIVE)) {
+                Txn tentative = txns.get(r.id());
+                if (tentative != null && !tentative.fin) abandon(tentative);
+                LOG.debug("{} gsn {} {}: in the state transferred here already", site, gsn, r.id());
+                return;
+            }
+            if (!alreadyHave.isEmpty() && alreadyHave.remove(gsn)
+                    && (r.kind() == TxnRequest.Kind.AUTOCOMMIT || r.kind() == TxnRequest.Kind.EXCLUSIVE)) {
+                LOG.debug("{} gsn {} {}: committed here before the site stopped; not again", site, gsn, r.id());
+                return;
+            }
             switch (r.kind()) {
                 case AUTOCOMMIT -> orderedAutocommit(r, m.sender(), gsn);
                 case EXCLUSIVE -> {
                     Txn t = newTxn(r, m.sender());
                     t.gsn = gsn;
+                    unfinished.add(gsn);
                     t.fin = true;
                     t.phases.finalDelivered = System.nanoTime();
                     locks.enqueueFinal(r.id(), TableSet.allTables());
@@ -273,6 +397,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         if (t == null) {
             t = newTxn(r, sender);
             t.gsn = gsn;
+            unfinished.add(gsn);
             t.deliveryMembers = view.members();
             t.fin = true;
             t.phases.finalDelivered = System.nanoTime();
@@ -280,6 +405,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         } else {
             t.abandoned = false;   // ordered after all (it may still be rolling back: then it runs again)
             t.gsn = gsn;
+            unfinished.add(gsn);
             t.deliveryMembers = view.members();
             t.fin = true;
             t.phases.finalDelivered = System.nanoTime();
@@ -287,6 +413,8 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             if (roleChangedAtFinal(t)) return;
             if (t.state == Txn.State.EXECUTED) commit(t);
             else if (t.state == Txn.State.AWAITING_WRITE_SET) tryApply(t);
+            else if (t.state == Txn.State.WAITING && locks.isGranted(r.id()) && revokedRollingBack.isEmpty()
+                    && !grantsHeld.contains(r.id())) run(t);   // held back while this site was outside the primary component
         }
     }
 
@@ -368,9 +496,14 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     /** The last view this engine fully accepted: a site answers only in it (see {@link #current()}). */
     private volatile GcsView acceptedView;
 
+    /** The last view this engine accepted (null before its first). */
+    public GcsView acceptedView() { return acceptedView; }
+
     @Override public void viewChanged(GcsView v) {
         if (failure != null) return;
         viewChangedChecked(v);
+        OrderedLog l = log;
+        if (failure == null && v.primary() && l != null) l.view(v.firstGsn() - 1, v.members());
         if (failure == null) acceptedView = v;
     }
 
@@ -379,7 +512,25 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         view = v;
         if (!v.primary()) {
             if (before != null && before.primary()) LOG.warn("site {} left the primary component ({}): update transactions fail until it is back", site, v);
+            endTentativeAttempts();
             return;
+        }
+        OrderedLog l = log;
+        if (!v.joined() && l != null && v.firstGsn() <= l.last()) l.clear();   // a new history (below): the old log means nothing
+        if (!v.joined() && recordPositions && v.firstGsn() <= lastGsn) {
+            // every site started afresh: a new group history whose GSNs count from 1 again
+            LOG.warn("site {}: the group starts a new history at GSN {}; this replica had recorded up to GSN {}: positions reset",
+                    site, v.firstGsn(), lastGsn);
+            newHistory.run();
+            synchronized (this) {
+                lastGsn = orderedUpTo = v.firstGsn() - 1;
+                alreadyHave.clear();
+            }
+        }
+        if (v.joined() && v.firstGsn() > lastGsn + 1 && catchUpSource != null && delivery.uniform()
+                && policy.kind() == ExecutionPolicy.Kind.SYMMETRIC && recordPositions) {
+            catchUp(v);
+            if (failure != null) return;
         }
         if (v.joined() && v.firstGsn() > lastGsn + 1) {
             // back in the primary component (after a partition, or started late) without what the others
@@ -435,6 +586,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
                 }
             }
         }
+        resumeTentative();
         // a block of ours whose log or release could not be ordered (this site was outside the primary component)
         // holds the all-tables lock wherever its EXCLUSIVE was delivered, and its origin is still a member: release it
         List<TxnRequest> again;
@@ -445,6 +597,139 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         for (TxnRequest r : again) {
             LOG.info("block {}: its {} could not be ordered; releasing it", r.id(), r.kind());
             submit(new TxnRequest(r.id(), TxnRequest.Kind.RELEASE, TableSet.allTables(), r.database(), List.of(), 0, 0));
+        }
+    }
+
+    /**
+     * Opt-safe: this site left the primary component. Its tentative attempts would keep their transactions
+     * open on the backends (a client's own included) until it is back, maybe for ever: they are rolled back
+     * now and wait, still queued, for a primary view (where they are ordered, or dropped if it rejoins).
+     */
+    private synchronized void endTentativeAttempts() {
+        for (Txn t : new ArrayList<>(txns.values())) {
+            if (t.fin || t.request.kind() != TxnRequest.Kind.AUTOCOMMIT) continue;
+            switch (t.state) {
+                case RUNNING -> {
+                    LOG.info("{}: tentative attempt ended, the site left the primary component", t);
+                    t.state = Txn.State.ROLLING_BACK;
+                    executor.cancel(t);
+                }
+                case EXECUTED -> {
+                    LOG.info("{}: tentative attempt rolled back, the site left the primary component", t);
+                    rollback(t);
+                }
+                default -> { }
+            }
+        }
+    }
+
+    /** Back in a primary view: the tentative transactions held back outside it run again once granted. */
+    private synchronized void resumeTentative() {
+        if (!revokedRollingBack.isEmpty()) return;   // they run when the rollbacks return (grantsHeld)
+        for (Txn t : new ArrayList<>(txns.values()))
+            if (!t.fin && !t.abandoned && t.request.kind() == TxnRequest.Kind.AUTOCOMMIT && t.state == Txn.State.WAITING
+                    && locks.isGranted(t.request.id()) && !grantsHeld.contains(t.request.id())) run(t);
+    }
+
+    /** Transactions replayed while catching up that may wait for their locks or run at once. */
+    private static final int CATCH_UP_BACKLOG = 500;
+
+    /**
+     * Catch-up: this member is back in the primary component at GSN {@code v.firstGsn()} without what was
+     * ordered since its last GSN g. It fetches GSN g+1 to firstGsn-1 from a serving site's log and delivers
+     * them to itself in order, exactly as they were delivered there (the views between them included), under
+     * the same rules; the new view's deliveries wait behind on the delivery thread. The site serves again once
+     * every replayed transaction finished ({@link #current()} needs this view accepted).
+     */
+    private void catchUp(GcsView v) {
+        long target = v.firstGsn() - 1;
+        catchUpTarget = target;
+        catchingUp = true;
+        long start = System.nanoTime(), from = lastGsn;
+        LOG.info("site {} re-entered the primary component at GSN {} with its replica at GSN {}: catching up {} transactions",
+                site, v.firstGsn(), lastGsn, target - lastGsn);
+        try {
+            boolean transferred = false;
+            while (lastGsn < target && failure == null) {
+                List<OrderedLog.Entry> es;
+                try {
+                    es = catchUpSource.fetch(v, lastGsn + 1, target, 2000);
+                } catch (Exception e) {
+                    if (stateTransfer == null || transferred) throw e;
+                    LOG.warn("site {} cannot catch up from the logs ({}): state transfer", site, e.getMessage());
+                    transferState(v);
+                    transferred = true;
+                    continue;
+                }
+                if (es.isEmpty()) throw new IllegalStateException("no site returned GSN " + (lastGsn + 1));
+                for (OrderedLog.Entry e : es) {
+                    if (failure != null) return;
+                    if (e.isView()) {
+                        replayView(e.members());
+                        continue;
+                    }
+                    if (e.gsn() <= lastGsn) continue;
+                    if (e.gsn() != lastGsn + 1) throw new IllegalStateException("the log served GSN " + e.gsn() + " after " + lastGsn);
+                    synchronized (this) {
+                        while (txns.size() >= CATCH_UP_BACKLOG && failure == null) wait(100);
+                    }
+                    ordered(new GcsMessage(new MsgId(e.sender(), e.seq()), delivery, e.payload()), e.gsn());
+                }
+            }
+            synchronized (this) {
+                while (failure == null && !unfinished.isEmpty() && unfinished.first() <= target) wait(100);
+            }
+            long ms = (System.nanoTime() - start) / 1_000_000;
+            if (failure == null) lastCatchUp = new CatchUp(target - from, ms);
+            if (failure == null)
+                LOG.info("site {} caught up: {} transactions in {} ms ({} per second)", site, target - from, ms, (target - from) * 1000 / Math.max(1, ms));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            fail("site " + site + " was interrupted while catching up");
+        } catch (Exception e) {
+            fail("site " + site + " re-entered the primary component at GSN " + v.firstGsn() + " with its replica at GSN " + lastGsn
+                    + " and could not catch up: " + e.getMessage() + ". It stops; its replica needs a state transfer from another site's.");
+        } finally {
+            synchronized (this) { alreadyHave.clear(); }
+            if (failure == null) draining = true;
+            catchingUp = false;
+        }
+    }
+
+    /**
+     * Replaces the replica by a serving site's copy at some GSN x (maybe beyond this view's first GSN: the
+     * deliveries up to x are then skipped). Nothing of this site may run meanwhile: what was fed finishes,
+     * tentative work of the history it gave up is dropped.
+     */
+    private void transferState(GcsView v) throws Exception {
+        synchronized (this) {
+            for (Txn t : new ArrayList<>(txns.values())) if (!t.fin && t.request.kind() == TxnRequest.Kind.AUTOCOMMIT) abandon(t);
+            while (failure == null && !txns.isEmpty()) wait(100);
+        }
+        long start = System.nanoTime(), x = stateTransfer.transfer(v);
+        synchronized (this) {
+            lastGsn = orderedUpTo = Math.max(lastGsn, x);
+            skipUpTo = x;
+            alreadyHave.clear();
+        }
+        lastTransfer = new CatchUp(x, (System.nanoTime() - start) / 1_000_000);
+        LOG.info("site {}: state transferred, its replica has every GSN up to {}", site, x);
+    }
+
+    private volatile CatchUp lastTransfer;
+
+    /** The last state transfer: the GSN of the copy, and how long it took (null if none). */
+    public CatchUp lastTransfer() { return lastTransfer; }
+
+    /** A view that the site being replayed from installed between two GSNs: the blocks whose origin left end. */
+    private synchronized void replayView(List<String> members) {
+        for (Txn t : new ArrayList<>(txns.values())) {
+            if (t.request.kind() == TxnRequest.Kind.EXCLUSIVE && t.work == t.request && !t.origin
+                    && t.originMember != null && !members.contains(t.originMember)) {
+                LOG.info("{}: origin {} left before the block's log arrived (replayed view): lock released", t, t.originMember);
+                t.state = Txn.State.FAILED;
+                finish(t);
+            }
         }
     }
 
@@ -583,6 +868,11 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     }
 
     private void run(Txn t) {
+        if (!t.fin && view != null && !view.primary()) {
+            // outside the primary component nothing tentative runs (see endTentativeAttempts): it waits for a primary view
+            t.state = Txn.State.WAITING;
+            return;
+        }
         if (policy.shipsWriteSet(t.request) && t.request.kind() == TxnRequest.Kind.AUTOCOMMIT) {
             if (writeSets.containsKey(t.request.id())) {      // its executor shipped it already: apply that
                 t.executor = writeSets.get(t.request.id()).executor();
@@ -599,6 +889,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         }
         t.state = Txn.State.RUNNING;
         t.attempts++;
+        t.recordSql = t.fin ? positionSql(t) : null;   // with a final delivery it runs right after BEGIN
         executor.execute(t, t.fin, o -> executed(t, o));   // t.fin read under the monitor: see TxnExecutor
     }
 
@@ -674,6 +965,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
 
     private void commit(Txn t) {
         t.state = Txn.State.COMMITTING;
+        if (t.recordSql == null) t.recordSql = positionSql(t);
         executor.commit(t, o -> committed(t, o));
     }
 
@@ -718,6 +1010,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         RequestId id = t.request.id();
         if (t.origin && t.state == Txn.State.COMMITTED) phaseStats.record(t.phases);
         txns.remove(id);
+        if (t.gsn > 0 && unfinished.remove(t.gsn) && catchingUp) notifyAll();
         submittedHere.remove(id);
         writeSets.remove(id);
         if (!t.origin || t.request.kind() == TxnRequest.Kind.AUTOCOMMIT) executor.finish(t);
@@ -748,6 +1041,40 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             f.get(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
             return id;
         } catch (java.util.concurrent.ExecutionException e) {
+            throw new IllegalStateException(e.getCause());
+        } catch (InterruptedException | java.util.concurrent.TimeoutException e) {
+            unlockLocal(id);
+            throw e;
+        }
+    }
+
+    /** A local all-tables lock granted at a delivery boundary: every transaction up to {@code gsn} finished, none after it started. */
+    public record Boundary(Object lock, long gsn) {}
+
+    /**
+     * For a state transfer's snapshot: an all-tables lock queued behind everything ordered so far (final:
+     * it revokes tentative attempts it overtakes), waited for; release it with {@link #unlockLocal}. A block
+     * ordered before it whose log comes later is included whole (its lock ends only once it committed).
+     */
+    public Boundary lockAllAtBoundary(java.time.Duration timeout) throws InterruptedException, java.util.concurrent.TimeoutException {
+        Object id = "snapshot-" + localSeq.incrementAndGet();
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        long gsn;
+        synchronized (this) {
+            localLocks.put(id, f);
+            gsn = orderedUpTo;
+            locks.enqueueFinal(id, TableSet.allTables());
+        }
+        try {
+            f.get(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            // the attempts it revoked must have put their sequences back before the snapshot is taken
+            while (true) {
+                synchronized (this) { if (revokedRollingBack.isEmpty()) break; }
+                Thread.sleep(2);
+            }
+            return new Boundary(id, gsn);
+        } catch (java.util.concurrent.ExecutionException e) {
+            unlockLocal(id);
             throw new IllegalStateException(e.getCause());
         } catch (InterruptedException | java.util.concurrent.TimeoutException e) {
             unlockLocal(id);

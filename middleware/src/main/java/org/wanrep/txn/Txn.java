@@ -48,6 +48,11 @@ public final class Txn {
     /** Tentative, and its message belongs to a history this member gave up (it rejoined): end it once rolled back. */
     boolean abandoned;
     public volatile Object attachment;
+    /**
+     * The statement recording its GSN in the replica ({@code exec.ReplicaPosition}), to run inside its local
+     * transaction before COMMIT; null when positions are not kept or its final delivery is not here yet.
+     */
+    volatile String recordSql;
     final Phases phases = new Phases();
 
     Txn(TxnRequest request, boolean origin) {
@@ -62,6 +67,9 @@ public final class Txn {
     /** The group member (site and incarnation) that multicast the request, or null if not known. */
     public String originMember() { return originMember; }
     public Phases phases() { return phases; }
+    public String recordSql() { return recordSql; }
+    /** Its final position in the total order (0 until delivered finally). */
+    public long gsn() { return gsn; }
     public int attempts() { return attempts; }
     /** Whether its final delivery has arrived (then it may commit as soon as it executed). */
     public boolean isFinal() { return fin; }

@@ -15,27 +15,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * A site whose replica missed transactions the others committed must not serve (issue: a restarted
- * site answered reads from a stale replica and accepted updates): started again after a crash, its
- * own site or the sequencer's, it refuses to start and never opens its port.
+ * site answered reads from a stale replica and accepted updates). With agreed delivery (not uniform:
+ * what it delivered last may not be what the others ordered) it cannot catch up: started again after a
+ * crash of the sequencer's site, it refuses to start and never opens its port. (Safe delivery catches
+ * up: {@code RejoinTest}.)
  */
 class StaleSiteTest {
-    @Test
-    void aCrashedSiteStartedAgainAfterTheOthersCommittedRefusesToStart() throws Exception {
-        try (TestCluster c = new TestCluster(List.of("a", "b", "c"), "lan", Map.of("delivery", "safe"))) {
-            try (Connection a = c.connect(0); Statement st = a.createStatement()) {
-                st.execute("CREATE TABLE t (id int PRIMARY KEY, v int)");
-                st.execute("INSERT INTO t VALUES (1, 1)");
-            }
-            c.crash(2);   // site c
-            try (Connection b = c.connect(1); Statement st = b.createStatement()) {
-                for (int i = 2; i <= 20; i++) st.execute("INSERT INTO t VALUES (" + i + ", " + i + ")");
-            }
-            assertRefusesToStart(c, "c");
-
-            assertThat(c.check(List.of(0, 1)).values()).containsOnly("same");
-        }
-    }
-
     @Test
     void theSequencersSiteStartedAgainAfterTheOthersCommittedRefusesToStart() throws Exception {
         try (TestCluster c = new TestCluster(List.of("a", "b", "c"), "lan", Map.of("delivery", "agreed"))) {

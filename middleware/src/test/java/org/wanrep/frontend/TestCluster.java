@@ -86,6 +86,13 @@ final class TestCluster implements AutoCloseable {
         running.remove(s);
     }
 
+    /** Starts site i again (after {@link #crash}); returns once it serves or catches up. */
+    Site restart(int i) throws Exception {
+        Site s = Site.start(config, sites.get(i), Duration.ofSeconds(60));
+        running.add(s);
+        return s;
+    }
+
     int proxyPort(int i) { return config.forSite(sites.get(i)).getInt("proxy.port"); }
 
     String url(int i, String extraParams) {

@@ -187,6 +187,8 @@ public final class JGroupsGcs implements Gcs, Receiver {
 
     // ------------------------------------------------------------------ Gcs
 
+    @Override public int queuedDeliveries() { return deliveries.size(); }
+
     @Override public MsgId multicast(byte[] payload, Delivery delivery) {
         if (closed) throw new IllegalStateException(self + " is closed");
         lock.lock();

@@ -1,0 +1,141 @@
+package org.wanrep.exec;
+
+import org.wanrep.backend.BackendTarget;
+
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.NavigableSet;
+import java.util.Properties;
+import java.util.TreeSet;
+
+/**
+ * Which ordered transactions (by GSN) this replica has, kept in the replica itself: every replicated
+ * transaction committed here inserts a row {@code (gsn, done_below)} into {@code wanrep.position} of its
+ * database, in its own local transaction, so a crash can never separate the effects from the record.
+ * {@code done_below} is the engine's low-water mark when it ran: every GSN up to it had finished here
+ * (committed, failed alike everywhere, or no transaction at all). Non-conflicting transactions commit out
+ * of GSN order, so after a crash the replica has exactly: every GSN up to the highest {@code done_below},
+ * plus the rows above it. Rows below a recorded mark are deleted now and then in a recording transaction.
+ */
+public final class ReplicaPosition {
+    private ReplicaPosition() {}
+
+    /** What a replica has: every GSN up to {@code doneUpTo}, and {@code above} (committed out of order). */
+    public record Recovered(long doneUpTo, NavigableSet<Long> above) {
+        public static final Recovered EMPTY = new Recovered(0, new TreeSet<>());
+    }
+
+    static final String TABLE = WriteSetSql.APPLIED_SCHEMA + ".position";
+
+    /**
+     * The row a transaction at {@code gsn} writes in its own local transaction ({@code compact}: also forget
+     * the rows under {@code doneBelow}, which the new row proves). Through a SECURITY DEFINER function: a
+     * transaction originating here runs on its client's own connection, as the client's user.
+     */
+    public static String recordSql(long gsn, long doneBelow, boolean compact) {
+        return "SELECT " + FUNCTION + "(" + gsn + ", " + doneBelow + ", " + compact + ")";
+    }
+
+    static final String FUNCTION = WriteSetSql.APPLIED_SCHEMA + ".record_position";
+
+    /**
+     * Creates the table in every database that accepts connections (template1 too, so databases created
+     * later have it from their template) and reads what the replica has, over all of them.
+     */
+    public static Recovered prepare(BackendTarget target) throws SQLException {
+        long done = 0;
+        NavigableSet<Long> rows = new TreeSet<>();
+        for (String db : databases(target)) {
+            try (Connection c = connect(target, db); Statement st = c.createStatement()) {
+                create(st);
+                try (ResultSet rs = st.executeQuery("SELECT coalesce(max(done_below), 0) FROM " + TABLE)) {
+                    rs.next();
+                    done = Math.max(done, rs.getLong(1));
+                }
+                try (ResultSet rs = st.executeQuery("SELECT gsn FROM " + TABLE)) {
+                    while (rs.next()) rows.add(rs.getLong(1));
+                }
+            }
+        }
+        return new Recovered(done, new TreeSet<>(rows.tailSet(done, false)));
+    }
+
+    /** After a state transfer: the replica has exactly every GSN up to {@code gsn} (a row with GSN 0 says so). */
+    public static void markDone(BackendTarget target, long gsn) throws SQLException {
+        try (Connection c = connect(target, "postgres"); Statement st = c.createStatement()) {
+            st.execute("DELETE FROM " + TABLE + " WHERE gsn = 0");
+            st.execute("INSERT INTO " + TABLE + " (gsn, done_below) VALUES (0, " + gsn + ")");
+        }
+    }
+
+    private static void create(Statement st) throws SQLException {
+        st.execute("CREATE SCHEMA IF NOT EXISTS " + WriteSetSql.APPLIED_SCHEMA);
+        st.execute("CREATE TABLE IF NOT EXISTS " + TABLE + " (gsn bigint PRIMARY KEY, done_below bigint NOT NULL)");
+        st.execute("CREATE OR REPLACE FUNCTION " + FUNCTION + "(g bigint, d bigint, compact boolean) RETURNS void LANGUAGE sql"
+                + " SECURITY DEFINER SET search_path = pg_catalog AS $$ INSERT INTO " + TABLE + " (gsn, done_below) VALUES (g, d);"
+                + " DELETE FROM " + TABLE + " WHERE compact AND gsn < d $$");
+        st.execute("REVOKE ALL ON FUNCTION " + FUNCTION + "(bigint, bigint, boolean) FROM PUBLIC");
+        st.execute("GRANT USAGE ON SCHEMA " + WriteSetSql.APPLIED_SCHEMA + " TO PUBLIC");
+        st.execute("GRANT EXECUTE ON FUNCTION " + FUNCTION + "(bigint, bigint, boolean) TO PUBLIC");
+    }
+
+    /** Databases (replica and name) known to have the table and function since the last catalog change. */
+    private static final java.util.Set<String> ENSURED = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /**
+     * Before a transaction records its GSN in {@code database}: a database created after the site started
+     * from a template other than template1 (template0, say) lacks the table, and the record would stop
+     * every site. Checked once per database until {@link #catalogChanged}.
+     */
+    public static void ensure(BackendTarget target, String database) {
+        String key = target.host() + ":" + target.port() + "/" + database;
+        if (ENSURED.contains(key)) return;
+        synchronized (ENSURED) {
+            if (ENSURED.contains(key)) return;
+            try (Connection c = connect(target, database); Statement st = c.createStatement()) {
+                try (ResultSet rs = st.executeQuery("SELECT pg_catalog.to_regprocedure('" + FUNCTION + "(bigint,bigint,boolean)') IS NOT NULL"
+                        + " AND pg_catalog.to_regclass('" + TABLE + "') IS NOT NULL")) {
+                    rs.next();
+                    if (!rs.getBoolean(1)) create(st);
+                }
+            } catch (SQLException e) {
+                throw new IllegalStateException("cannot prepare wanrep.position in database " + database + ": " + e.getMessage(), e);
+            }
+            ENSURED.add(key);
+        }
+    }
+
+    /** DDL committed (a database dropped and created again, say): check again before the next record. */
+    public static void catalogChanged() { ENSURED.clear(); }
+
+    /** A new group history starts (every site started afresh): GSNs count from 1 again, the old rows mean nothing. */
+    public static void reset(BackendTarget target) throws SQLException {
+        for (String db : databases(target))
+            try (Connection c = connect(target, db); Statement st = c.createStatement()) {
+                st.execute("DELETE FROM " + TABLE);
+            }
+    }
+
+    private static List<String> databases(BackendTarget target) throws SQLException {
+        List<String> dbs = new ArrayList<>();
+        try (Connection c = connect(target, "postgres"); Statement st = c.createStatement();
+             ResultSet rs = st.executeQuery("SELECT datname FROM pg_catalog.pg_database WHERE datallowconn ORDER BY datname")) {
+            while (rs.next()) dbs.add(rs.getString(1));
+        }
+        return dbs;
+    }
+
+    private static Connection connect(BackendTarget target, String database) throws SQLException {
+        Properties p = new Properties();
+        p.setProperty("user", target.user());
+        if (!target.password().isEmpty()) p.setProperty("password", target.password());
+        p.setProperty("ApplicationName", "wanrep-position");
+        return DriverManager.getConnection("jdbc:postgresql://" + target.host() + ":" + target.port() + "/"
+                + java.net.URLEncoder.encode(database, java.nio.charset.StandardCharsets.UTF_8), p);
+    }
+}

@@ -1,0 +1,161 @@
+package org.wanrep.site;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.wanrep.backend.BackendPool;
+import org.wanrep.backend.BackendTarget;
+import org.wanrep.config.Config;
+import org.wanrep.exec.ReplicaPosition;
+import org.wanrep.gcs.GcsView;
+import org.wanrep.pg.PgBinaries;
+import org.wanrep.txn.ReplicationEngine;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The joiner's half of a state transfer, when the others' logs no longer hold what its replica lacks (or
+ * the replica is new): a serving site exports snapshots of its databases at one GSN g
+ * ({@code SHOW wanrep.snapshot}, see {@code exec.SnapshotExport}); each database is copied with
+ * {@code pg_dump --snapshot} from the donor's PostgreSQL and restored here in place of ours
+ * ({@code pg_restore --create}); the replica then has exactly every GSN up to g. If the donor fails, the
+ * next site is asked. Roles and other global objects are not copied.
+ */
+final class StateTransfer implements ReplicationEngine.StateTransferSource {
+    private static final Logger LOG = LoggerFactory.getLogger(StateTransfer.class);
+
+    private final Config cluster;
+    private final String self;
+    private final BackendTarget target;
+    private final BackendPool pool;
+
+    StateTransfer(Config cluster, String self, BackendTarget target, BackendPool pool) {
+        this.cluster = cluster;
+        this.self = self;
+        this.target = target;
+        this.pool = pool;
+    }
+
+    @Override public long transfer(GcsView v) throws Exception {
+        Exception last = null;
+        for (String s : Site.sites(cluster)) {
+            if (s.equals(self) || !v.sites().contains(s)) continue;
+            try {
+                return transferFrom(s);
+            } catch (Exception e) {
+                LOG.warn("site {}: state transfer from {} failed: {}", self, s, e.toString());
+                last = e;
+            }
+        }
+        throw new IllegalStateException("no serving site could transfer its state" + (last == null ? "" : " (last: " + last.getMessage() + ")"));
+    }
+
+    private long transferFrom(String donor) throws Exception {
+        long start = System.nanoTime();
+        Config d = cluster.forSite(donor);
+        String host = LogFetcher.reachable(d, "proxy.host");
+        Properties p = new Properties();
+        p.setProperty("user", target.user());
+        if (!target.password().isEmpty()) p.setProperty("password", target.password());
+        p.setProperty("preferQueryMode", "simple");
+        p.setProperty("connectTimeout", "10");
+        p.setProperty("ApplicationName", "wanrep-state-transfer-" + self);
+        Path dir = Files.createTempDirectory("wanrep-transfer-" + self);
+        try (Connection c = DriverManager.getConnection("jdbc:postgresql://" + host + ":" + d.getInt("proxy.port") + "/postgres", p);
+             Statement st = c.createStatement()) {
+            String token = null;
+            long gsn = -1;
+            Map<String, String> snapshots = new LinkedHashMap<>(), sequences = new LinkedHashMap<>();
+            try (ResultSet rs = st.executeQuery("SHOW wanrep.snapshot")) {
+                while (rs.next()) {
+                    token = rs.getString(1);
+                    gsn = Long.parseLong(rs.getString(2));
+                    snapshots.put(rs.getString(3), rs.getString(4));
+                    sequences.put(rs.getString(3), rs.getString(5));
+                }
+            }
+            if (token == null) throw new IllegalStateException(donor + " exported no snapshot");
+            LOG.info("site {}: state transfer from {} at GSN {}: {} databases", self, donor, gsn, snapshots.size());
+            try {
+                String pgHost = LogFetcher.reachable(d, "postgres.host"), pgPort = d.get("postgres.port");
+                Map<String, Path> dumps = new LinkedHashMap<>();
+                for (var e : snapshots.entrySet()) {
+                    Path f = dir.resolve(dumps.size() + ".dump");
+                    run(List.of(bin("pg_dump"), "-h", pgHost, "-p", pgPort, "-U", d.get("postgres.user"), "-Fc", "--snapshot=" + e.getValue(),
+                            "-f", f.toString(), e.getKey()), d.get("postgres.password"));
+                    dumps.put(e.getKey(), f);
+                }
+                restore(dumps);
+                // pg_dump read the sequences as they were when it got to them, not at the snapshot's GSN
+                for (var e : sequences.entrySet())
+                    if (!e.getValue().isEmpty())
+                        try (Connection x = connect(e.getKey()); Statement s2 = x.createStatement()) {
+                            s2.execute("SELECT " + e.getValue());
+                        }
+            } finally {
+                try (ResultSet rs = st.executeQuery("SHOW wanrep.snapshot release " + token)) {
+                    rs.next();
+                }
+            }
+            ReplicaPosition.prepare(target);
+            ReplicaPosition.markDone(target, gsn);
+            pool.renew("postgres");
+            LOG.info("site {}: state transfer from {} done in {} ms: the replica has every GSN up to {}", self, donor,
+                    (System.nanoTime() - start) / 1_000_000, gsn);
+            return gsn;
+        } finally {
+            try (var fs = Files.list(dir)) {
+                for (Path f : fs.toList()) Files.deleteIfExists(f);
+            }
+            Files.deleteIfExists(dir);
+        }
+    }
+
+    /** Our databases are replaced by the donor's (and ours that it lacks are dropped). */
+    private void restore(Map<String, Path> dumps) throws Exception {
+        List<String> ours = new ArrayList<>();
+        try (Connection c = connect("template1"); Statement st = c.createStatement()) {
+            try (ResultSet rs = st.executeQuery("SELECT datname FROM pg_catalog.pg_database WHERE NOT datistemplate")) {
+                while (rs.next()) ours.add(rs.getString(1));
+            }
+            for (String db : ours) if (!dumps.containsKey(db)) st.execute("DROP DATABASE " + ident(db) + " WITH (FORCE)");
+            for (String db : dumps.keySet()) st.execute("DROP DATABASE IF EXISTS " + ident(db) + " WITH (FORCE)");
+        }
+        for (var e : dumps.entrySet())
+            run(List.of(bin("pg_restore"), "-h", target.host(), "-p", Integer.toString(target.port()), "-U", target.user(), "--create",
+                    "--exit-on-error", "-d", "template1", e.getValue().toString()), target.password());
+    }
+
+    private static String bin(String name) { return PgBinaries.locate().bin().resolve(name).toString(); }
+
+    private static void run(List<String> cmd, String password) throws Exception {
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+        if (password != null && !password.isEmpty()) pb.environment().put("PGPASSWORD", password);
+        Process pr = pb.start();
+        String out = new String(pr.getInputStream().readAllBytes());
+        if (!pr.waitFor(3600, TimeUnit.SECONDS)) {
+            pr.destroyForcibly();
+            throw new IllegalStateException(cmd.get(0) + " timed out");
+        }
+        if (pr.exitValue() != 0) throw new IllegalStateException(Path.of(cmd.get(0)).getFileName() + " failed (" + pr.exitValue() + "): " + out.strip());
+    }
+
+    private Connection connect(String database) throws java.sql.SQLException {
+        Properties p = new Properties();
+        p.setProperty("user", target.user());
+        if (!target.password().isEmpty()) p.setProperty("password", target.password());
+        return DriverManager.getConnection("jdbc:postgresql://" + target.host() + ":" + target.port() + "/" + java.net.URLEncoder.encode(database, java.nio.charset.StandardCharsets.UTF_8), p);
+    }
+
+    private static String ident(String s) { return "\"" + s.replace("\"", "\"\"") + "\""; }
+}

@@ -1,0 +1,105 @@
+package org.wanrep.txn;
+
+import org.junit.jupiter.api.Test;
+import org.wanrep.gcs.Delivery;
+import org.wanrep.gcs.GcsMessage;
+import org.wanrep.gcs.GcsView;
+import org.wanrep.gcs.MsgId;
+import org.wanrep.lock.TableSet;
+import org.wanrep.wire.WireMessage;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The engine's rejoin logic with an executor that answers at once: catch-up from a log, positions, tentative work outside the primary. */
+class ReplicationEngineRejoinTest {
+    /** Records what it is asked to do and answers OK at once. */
+    static final class Recording implements TxnExecutor {
+        final List<String> calls = new ArrayList<>();
+        public void execute(Txn t, boolean commit, Done done) { calls.add("execute " + t.request().id().seq() + (commit ? " final" : "") + " " + t.recordSql()); done.completed(Outcome.OK); }
+        public void cancel(Txn t) { calls.add("cancel " + t.request().id().seq()); }
+        public void commit(Txn t, Done done) { calls.add("commit " + t.request().id().seq() + " " + t.recordSql()); done.completed(Outcome.OK); }
+        public void rollback(Txn t, Done done) { calls.add("rollback " + t.request().id().seq()); done.completed(Outcome.OK); }
+        public void finish(Txn t) { }
+    }
+
+    private static GcsView view(boolean primary, boolean joined, long firstGsn) {
+        return new GcsView(7, 2, List.of("a/1", "b/1", "c/2"), primary, joined, firstGsn, primary ? "a/1" : null);
+    }
+
+    private static byte[] request(long n, String table) {
+        return TxnRequestCodec.encode(new TxnRequest(new RequestId("a", n), TxnRequest.Kind.AUTOCOMMIT, TableSet.of(Set.of(), Set.of(table)),
+                "postgres", List.of(WireMessage.query("UPDATE " + table + " SET v = v + 1")), 0, 0));
+    }
+
+    @Test
+    void aSiteBehindReplaysWhatItMissedFromALogSkippingWhatItHadAndRecordsEachGsn() {
+        Recording x = new Recording();
+        ReplicationEngine e = new ReplicationEngine("c", Delivery.SAFE, x);
+        List<String> fatal = new ArrayList<>();
+        e.onFatal(fatal::add);
+        // the replica had every GSN up to 5, and 7 (committed out of order before it stopped)
+        e.recover(5, new TreeSet<>(Set.of(7L)), () -> { throw new AssertionError("same history"); });
+        List<long[]> asked = new ArrayList<>();
+        e.catchUpFrom((v, from, to, max) -> {
+            asked.add(new long[]{from, to});
+            List<OrderedLog.Entry> out = new ArrayList<>();
+            for (long g = from; g <= to; g++) {
+                // t1 and t2 alternate: GSN 6 and 8 write t1, 7 and 9 t2
+                out.add(new OrderedLog.Entry(g, "a/1", g, request(g, g % 2 == 0 ? "t1" : "t2"), null));
+                if (g == 8) out.add(new OrderedLog.Entry(8, null, 0, null, List.of("a/1", "b/1")));
+            }
+            return out;
+        });
+        e.viewChanged(view(true, true, 10));
+        assertThat(fatal).isEmpty();
+        assertThat(asked).singleElement().satisfies(r -> assertThat(r).containsExactly(6, 9));
+        assertThat(x.calls).containsExactly(
+                "execute 6 final SELECT wanrep.record_position(6, 5, false)", "commit 6 SELECT wanrep.record_position(6, 5, false)",
+                "execute 8 final SELECT wanrep.record_position(8, 7, false)", "commit 8 SELECT wanrep.record_position(8, 7, false)",
+                "execute 9 final SELECT wanrep.record_position(9, 8, false)", "commit 9 SELECT wanrep.record_position(9, 8, false)");
+        assertThat(e.lastGsn()).isEqualTo(9);
+        assertThat(e.lastCatchUp()).isEqualTo(new ReplicationEngine.CatchUp(4, e.lastCatchUp().millis()));
+        assertThat(e.acceptedView()).isEqualTo(view(true, true, 10));
+        // the log it keeps now serves others from where it caught up
+        OrderedLog log = OrderedLog.inMemory(100);
+        e.keepLog(log);
+        e.ordered(new GcsMessage(new MsgId("b/1", 1), Delivery.SAFE, request(10, "t1")), 10);
+        assertThat(log.last()).isEqualTo(10);
+    }
+
+    @Test
+    void withoutALogToCatchUpFromItStopsAsBefore() {
+        ReplicationEngine e = new ReplicationEngine("c", Delivery.SAFE, new Recording());
+        List<String> fatal = new ArrayList<>();
+        e.onFatal(fatal::add);
+        e.recover(5, new TreeSet<>(), () -> { });
+        e.catchUpFrom((v, from, to, max) -> { throw new IllegalStateException("site b does not hold GSN 6 to 9 in its log"); });
+        e.viewChanged(view(true, true, 10));
+        assertThat(fatal).singleElement().asString().contains("could not catch up").contains("state transfer");
+        assertThat(e.current()).isFalse();
+    }
+
+    @Test
+    void aTentativeAttemptEndsWhenTheSiteLeavesThePrimaryComponentAndRunsAgainWhenBack() {
+        Recording x = new Recording();
+        ReplicationEngine e = new ReplicationEngine("c", Delivery.OPT_SAFE, x);
+        List<String> fatal = new ArrayList<>();
+        e.onFatal(fatal::add);
+        e.viewChanged(view(true, false, 1));
+        GcsMessage m = new GcsMessage(new MsgId("a/1", 1), Delivery.OPT_SAFE, request(1, "t1"));
+        e.optimistic(m);
+        assertThat(x.calls).containsExactly("execute 1 null");   // tentative: executed, not committed
+        e.viewChanged(view(false, false, 1));
+        assertThat(x.calls).containsExactly("execute 1 null", "rollback 1");   // not left open on its backend
+        e.viewChanged(view(true, false, 1));   // back, same history: it runs again, and commits once ordered
+        e.ordered(m, 1);
+        assertThat(x.calls).containsExactly("execute 1 null", "rollback 1", "execute 1 null", "commit 1 null");
+        assertThat(e.pending()).isZero();
+        assertThat(fatal).isEmpty();
+    }
+}
