@@ -24,6 +24,11 @@ class AuthenticationTest {
     static void start() throws Exception {
         cluster = new TestCluster(List.of("solo"), "none",
                 Map.of("users", "postgres:trust,alice:scram-sha-256:s3cret wörd,bob:md5:hunter2"));
+        // the proxy's users log in to the replica as their own roles (proxy.session_role client)
+        try (java.sql.Connection c = cluster.connect(0); java.sql.Statement st = c.createStatement()) {
+            st.execute("CREATE ROLE alice LOGIN");
+            st.execute("CREATE ROLE bob LOGIN");
+        }
     }
 
     @AfterAll

@@ -42,6 +42,13 @@ class ResourceBoundsTest {
                 "proxy.max_message_mb", "64", "proxy.buffer_budget_mb", "100",
                 "proxy.idle_session_timeout_ms", Integer.toString(IDLE_MS), "proxy.max_clients_per_user", "12",
                 "proxy.authentication_timeout_ms", Integer.toString(AUTH_MS)));
+        // the proxy's users log in to the replica as their own roles (proxy.session_role client)
+        try (java.sql.Connection c = cluster.connect(0); java.sql.Statement st = c.createStatement()) {
+            st.execute("CREATE ROLE alice LOGIN");
+            st.execute("CREATE ROLE bob LOGIN");
+            st.execute("CREATE ROLE carol LOGIN");
+            st.execute("CREATE ROLE dave LOGIN");
+        }
     }
 
     @AfterAll

@@ -28,7 +28,8 @@ class SessionSettingsReplicationTest {
 
     @BeforeAll
     static void start() throws Exception {
-        cluster = new TestCluster(List.of("a", "b", "c"), "none", Map.of("delivery", "safe", "users", "postgres:trust,alice:trust"));
+        cluster = new TestCluster(List.of("a", "b", "c"), "none", Map.of("delivery", "safe", "users", "postgres:trust,alice:trust",
+                "proxy.session_role", "replica-user"));   // this test is about sessions that all run as the replica user
     }
 
     @AfterAll
