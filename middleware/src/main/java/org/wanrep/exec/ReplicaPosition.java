@@ -32,16 +32,10 @@ public final class ReplicaPosition {
 
     static final String TABLE = WriteSetSql.APPLIED_SCHEMA + ".position";
 
-    /**
-     * The row a transaction at {@code gsn} writes in its own local transaction ({@code compact}: also forget
-     * the rows under {@code doneBelow}, which the new row proves). Through a SECURITY DEFINER function: a
-     * transaction originating here runs on its client's own connection, as the client's user.
-     */
-    public static String recordSql(long gsn, long doneBelow, boolean compact) {
-        return "SELECT " + FUNCTION + "(" + gsn + ", " + doneBelow + ", " + compact + ")";
-    }
+    /** See {@link org.wanrep.txn.PositionSql#record}. */
+    public static String recordSql(long gsn, long doneBelow, boolean compact) { return org.wanrep.txn.PositionSql.record(gsn, doneBelow, compact); }
 
-    static final String FUNCTION = WriteSetSql.APPLIED_SCHEMA + ".record_position";
+    static final String FUNCTION = org.wanrep.txn.PositionSql.FUNCTION;
 
     /**
      * Creates the table in every database that accepts connections (template1 too, so databases created

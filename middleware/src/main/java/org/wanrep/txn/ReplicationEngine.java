@@ -180,7 +180,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     /** The statement recording {@code t}'s GSN in its local transaction, or null (monitor held). */
     private String positionSql(Txn t) {
         if (!recordPositions || t.gsn == 0) return null;
-        return org.wanrep.exec.ReplicaPosition.recordSql(t.gsn, doneBelow(), ++records % 1000 == 0);
+        return PositionSql.record(t.gsn, doneBelow(), ++records % 1000 == 0);
     }
 
     /** For an interactive block committed by its origin's client session: the statement recording its GSN, or null. */

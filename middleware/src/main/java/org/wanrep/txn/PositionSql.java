@@ -1,0 +1,18 @@
+package org.wanrep.txn;
+
+/**
+ * The statement by which a replicated transaction records its GSN in the replica, inside its own local
+ * transaction (see {@code exec.ReplicaPosition}, which creates the table and the function and reads the
+ * position back). Here so that the engine names it without depending on the executors.
+ */
+public final class PositionSql {
+    private PositionSql() {}
+
+    /** A SECURITY DEFINER function: a transaction originating here runs as its client's user. */
+    public static final String FUNCTION = "wanrep.record_position";
+
+    /** The row of {@code gsn} ({@code compact}: also forget the rows under {@code doneBelow}, which the new row proves). */
+    public static String record(long gsn, long doneBelow, boolean compact) {
+        return "SELECT " + FUNCTION + "(" + gsn + ", " + doneBelow + ", " + compact + ")";
+    }
+}
