@@ -19,6 +19,8 @@ public final class Settings {
             Setting.choice("execution", "symmetric", "who executes update transactions", "symmetric", "primary-copy", "local-copy"),
             Setting.choice("delivery", "safe", "total-order delivery guarantee for update transactions", "agreed", "safe", "opt-safe"),
             Setting.choice("queries", "snapshot", "read-only transactions: local snapshot, or middleware read locks", "snapshot", "locked"),
+            Setting.choice("blocks", "certify", "interactive transaction blocks (autocommit off) under symmetric execution: run at their origin without cluster locks and certified at COMMIT (PREPARE TRANSACTION, one total-order round; needs max_prepared_transactions > 0), or take an exclusive lock on every table at their first write; blocks with DDL or that advance a sequence, and every block under write-set policies, take the exclusive lock", "certify", "exclusive"),
+            Setting.of("blocks.certification_window", "100000", "certified blocks: how many recent deliveries every site remembers to certify against; a block whose snapshot is older aborts (40001)"),
             Setting.choice("testing.fault_injection", "off", "lets clients cut this site off from other sites (SET wanrep.partitioned_from = 'a,b'; '' heals): what it receives from them is dropped, as in a partition: for history-check and tests only, never in production", "off", "on"),
             Setting.of("pool.size", "16", "backend connections per site for replicated execution"),
             Setting.of("writeset.appliers", "4", "write-set policies: connections per database that apply write sets shipped by other sites"),

@@ -48,6 +48,8 @@ public final class Txn {
     /** Tentative, and its message belongs to a history this member gave up (it rejoined): end it once rolled back. */
     boolean abandoned;
     public volatile Object attachment;
+    /** A certified block's outcome at this site (null for every other kind). */
+    volatile Certifier.Decision certification;
     final Phases phases = new Phases();
 
     Txn(TxnRequest request, boolean origin) {
@@ -70,6 +72,8 @@ public final class Txn {
     public boolean ships() { return ships; }
     /** The write set applied here in place of executing it, or null. */
     public WriteSetMessage applied() { return applied; }
+    /** For a {@link TxnRequest.Kind#CERTIFY}: whether certification committed it, and why not. */
+    public Certifier.Decision certification() { return certification; }
     /** The member that executes it under a write-set policy (null: symmetric). */
     public String executor() { return executor; }
 
