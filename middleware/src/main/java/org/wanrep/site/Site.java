@@ -151,7 +151,9 @@ public final class Site implements AutoCloseable {
                 c.getInt("gcs.port"), hosts, matrix, c.getDouble("gcs.jitter_ms"), c.getInt("gcs.ack_interval_ms"), true);
         FlowControl flow = new FlowControl(name, c.getInt("flow.max_backlog"), c.getInt("flow.wait_timeout_ms"), c.getInt("flow.report_interval_ms"));
         JGroupsGcs gcs = JGroupsGcs.start(gs, listenerWrapper.apply(flow.intercept(engine)));
-        engine.certification(c.get("blocks").equals("certify"), c.getInt("blocks.certification_window"));
+        // not with opt-safe: a tentative transaction revoked in favour of a certified block can wait in PostgreSQL
+        // on the block's prepared locks while the block waits for it to roll back (if its cancel came too early)
+        engine.certification(c.get("blocks").equals("certify") && !c.get("delivery").equals("opt-safe"), c.getInt("blocks.certification_window"));
         engine.attach(gcs);
         gcs.onFatal(engine::fail);   // a delivery the engine failed on stops the site (fires at once if one failed already)
         engine.flowControl(flow);
