@@ -64,6 +64,11 @@ public final class PeerBench {
         this.out = out;
     }
 
+    private final Map<String, String> certification = new LinkedHashMap<>();
+
+    /** wanrep site -> its interactive blocks certified and aborted by certification (SHOW wanrep.certification). */
+    public Map<String, String> certification() { return certification; }
+
     /** "pgpool-II" / "wanrep" -> "same" or which tables differ. */
     public Map<String, String> replicaVerdicts() { return replicaVerdicts; }
 
@@ -124,6 +129,14 @@ public final class PeerBench {
                     Run r = measure(w, s, ports.get(s));
                     out.printf("%8.0f tps, %d failed%s%n", r.tps(), r.failed(), r.note().isEmpty() ? "" : " (" + r.note() + ")");
                     runs.add(r);
+                }
+            }
+            for (int i = 0; i < 3; i++) {
+                try (Connection c = connect(wanrep.site(i).proxyPort()); java.sql.Statement st = c.createStatement();
+                     java.sql.ResultSet r = st.executeQuery("SHOW wanrep.certification")) {
+                    r.next();
+                    certification.put(r.getString("site"), r.getString("certified_commits") + " certified, " + r.getString("certification_aborts")
+                            + " aborted by certification (" + r.getString("aborts_of_own_clients") + " of its own clients')");
                 }
             }
             out.println("comparing replicas...");

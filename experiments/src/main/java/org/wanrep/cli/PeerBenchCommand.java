@@ -23,6 +23,7 @@ public final class PeerBenchCommand implements Callable<Integer> {
         System.out.println();
         System.out.print(PeerBench.table(runs));
         bench.replicaVerdicts().forEach((s, v) -> System.out.println("replicas of " + s + ": " + v));
+        bench.certification().forEach((s, v) -> System.out.println("wanrep site " + s + ": interactive blocks " + v));
         String json = PeerBench.json(runs, clients, scale, seconds, bench.replicaVerdicts());
         Files.createDirectories(outDir);
         Files.writeString(outDir.resolve("results.json"), json + "\n");

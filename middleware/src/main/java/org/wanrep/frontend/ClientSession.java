@@ -89,6 +89,13 @@ public final class ClientSession implements Runnable {
         final Set<String> definedInLog = new HashSet<>();
         RequestId exclusive;
         boolean ddl;
+        /** Commits by certification unless it goes exclusive (see {@link #commitCertified}); set at BEGIN. */
+        boolean certifying;
+        /** Its snapshot position: every transaction delivered up to it had finished here before its snapshot. */
+        long snapshotGsn;
+        /** What its statements read and wrote, at the granularity the classifier showed (rows, tables, all). */
+        TableSet readsAndWrites = TableSet.of(Set.of(), Set.of());
+        boolean wrote;
 
         Block(long commitsAtBegin) { this.commitsAtBegin = commitsAtBegin; }
     }
@@ -393,7 +400,10 @@ public final class ClientSession implements Runnable {
                 case 'X' -> { return null; }
                 case 'Q', 'F' -> {
                     if (!unit.isEmpty()) {
+                        // extended messages without Sync before a Query (pgjdbc closes a statement so after a failed
+                        // COMMIT): PostgreSQL answers them with the Query's; relayed alone they need a Flush to be answered
                         pushedBack = m;
+                        unit.add(Messages.FLUSH);
                         return unit;
                     }
                     unit.add(m);
@@ -468,8 +478,11 @@ public final class ClientSession implements Runnable {
                 case UPDATE -> replicate(unit, a);
                 case BEGIN -> {
                     long before = ctx.engine().localCommits();
+                    // before anything of the block runs (pgjdbc sends its BEGIN with the first statement): every
+                    // transaction up to this position is visible to all the block's reads
+                    long snapshot = ctx.engine().committedThrough();
                     Relay r = relay(unit);
-                    if (backend.status() != 'I') startBlock(before, unit, r);
+                    if (backend.status() != 'I') startBlock(before, snapshot, a, unit, r);
                 }
                 default -> localRequest(unit, a);
             }
@@ -478,10 +491,17 @@ public final class ClientSession implements Runnable {
                 case COMMIT -> commitBlock(unit);
                 case ROLLBACK -> endBlock(unit);
                 case UPDATE -> {
-                    if (block.exclusive == null && backend.status() == 'T' && !acquireExclusive(unit)) return;
+                    if (block.certifying && block.exclusive == null && !a.catalogChange() && !a.tables().all()) {
+                        // no cluster lock: the block runs on its snapshot here and certifies at COMMIT
+                        block.readsAndWrites = TableSet.union(block.readsAndWrites, a.tables());
+                        block.wrote = true;
+                    } else if (block.exclusive == null && backend.status() == 'T' && !acquireExclusive(unit)) return;
                     runInBlock(unit, a);
                 }
-                default -> runInBlock(unit, a);
+                default -> {
+                    if (block.certifying) block.readsAndWrites = TableSet.union(block.readsAndWrites, a.tables());
+                    runInBlock(unit, a);
+                }
             }
         }
         maybeRefreshSettings(texts);
@@ -658,7 +678,7 @@ public final class ClientSession implements Runnable {
 
     // ------------------------------------------------------------------ interactive blocks
 
-    private void startBlock(long commitsBefore, List<WireMessage> unit, Relay r) throws IOException {
+    private void startBlock(long commitsBefore, long snapshotGsn, UnitAnalysis a, List<WireMessage> unit, Relay r) throws IOException {
         block = new Block(commitsBefore);
         String text = String.join(" ", statementTexts(unit)).toLowerCase(java.util.Locale.ROOT);
         // repeatable read: the block's reads are one snapshot, which the exclusive grant then validates
@@ -666,6 +686,10 @@ public final class ClientSession implements Runnable {
             PgError e = backend.run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
             if (e != null) LOG.debug("could not set the block's isolation: {}", e);
         }
+        // certification (symmetric execution): what the BEGIN request itself read counts (a driver's first statement)
+        block.certifying = ctx.engine().certifiesBlocks() && ctx.writeSets() == null;
+        block.snapshotGsn = snapshotGsn;
+        block.readsAndWrites = a.tables();
         // the block's time, which its statement log carries to the other sites
         if (backend.status() == 'T') {
             PgError e = backend.run("SELECT pg_catalog.set_config('" + TimeRewriting.SETTING + "', '" + TimeRewriting.format(block.timestampMicros) + "', true), "
@@ -748,6 +772,10 @@ public final class ClientSession implements Runnable {
 
     private void commitBlock(List<WireMessage> unit) throws IOException {
         Block b = block;
+        if (b.certifying && b.exclusive == null && b.wrote && backend.status() == 'T') {
+            commitCertified(unit, b);
+            return;
+        }
         if (b.exclusive == null || backend.status() == 'E') {   // read-only, released, or failed: nothing to ship
             relay(unit);
             releaseExclusive();
@@ -846,6 +874,114 @@ public final class ClientSession implements Runnable {
         ctx.engine().blockCommitted(b.exclusive, true);
         block = null;
         for (WireMessage m : replies) client.write(m);
+    }
+
+    /**
+     * COMMIT of a block that ran without a cluster lock: PREPARE TRANSACTION here, then one total-order
+     * round ({@code CERTIFY}: its snapshot position, what it read and wrote, its statement log). Every
+     * site certifies it alike; if it commits, the others replay its log under its locks in delivery order
+     * and this site commits the prepared transaction once its locks are granted here; if not, it is
+     * rolled back and the client gets 40001. A block that advanced a sequence (not transactional: its
+     * value would differ between sites), or a replica without prepared transactions, takes the
+     * exclusive path at COMMIT instead (aborting if anything committed here since BEGIN).
+     * Once prepared, nothing is guessed: an unexpected failure stops the site and leaves the prepared
+     * transaction for recovery (see {@code Site}).
+     */
+    private void commitCertified(List<WireMessage> unit, Block b) throws IOException {
+        long[] check = new long[]{-1, -1};
+        PgError ce = runCollecting("SELECT (SELECT count(*) FROM pg_catalog.pg_locks l JOIN pg_catalog.pg_class c ON c.oid = l.relation"
+                + " WHERE l.pid = pg_catalog.pg_backend_pid() AND l.locktype = 'relation' AND c.relkind = 'S' AND l.mode = 'RowExclusiveLock'),"
+                + " pg_catalog.current_setting('max_prepared_transactions')::int", row -> {
+            check[0] = Long.parseLong(row.get(0));
+            check[1] = Long.parseLong(row.get(1));
+        });
+        if (ce != null || backend.status() != 'T') {   // the block failed here: COMMIT ends it as a rollback
+            if (backend.status() == 'T') backend.run("ROLLBACK");
+            block = null;
+            answerUnrelayed(unit, ce != null ? ce : PgError.error("25000", "wanrep: the transaction block ended before COMMIT"));
+            return;
+        }
+        if (check[0] != 0 || check[1] <= 0) {
+            LOG.debug("block takes the exclusive path at COMMIT: {}", check[0] != 0 ? "it advanced a sequence" : "max_prepared_transactions is 0");
+            if (!acquireExclusive(unit)) return;
+            commitBlock(unit);
+            return;
+        }
+        RequestId id = ctx.engine().nextId();
+        String gid = preparedName(id, ctx.engine().self());
+        PgError pe = backend.run("PREPARE TRANSACTION '" + gid + "'");
+        if (pe != null || backend.status() != 'I') {   // refused (a deferred constraint, say): nothing is prepared
+            if (backend.status() != 'I') backend.run("ROLLBACK");
+            block = null;
+            answerUnrelayed(unit, pe != null ? pe : PgError.error("25000", "wanrep: PREPARE TRANSACTION did not end the block"));
+            return;
+        }
+        block = null;
+        TxnRequest req = TxnRequest.certify(id, b.readsAndWrites, database, b.log, b.timestampMicros, b.seed, settings, b.snapshotGsn);
+        org.wanrep.txn.Txn t;
+        try {
+            t = ctx.engine().submit(req).get();
+        } catch (ExecutionException x) {
+            if (ctx.engine().failure() != null) {
+                // the site is stopping: whether the others certified it is not known here, so it stays prepared
+                throw new BackendException(PgError.fatal("57P01", "wanrep: site " + ctx.site() + " stopped while transaction " + gid
+                        + " was being certified; its outcome is decided by the others"));
+            }
+            // never ordered (flow control, not in the primary component, undeliverable): no site has it
+            resolvePrepared(gid, false, id);
+            answerUnrelayed(unit, orderingError(x.getCause()));
+            return;
+        } catch (InterruptedException x) {
+            Thread.currentThread().interrupt();
+            throw new EOFException("interrupted");
+        }
+        if (!t.certification().commit()) {
+            resolvePrepared(gid, false, id);
+            answerUnrelayed(unit, PgError.error("40001", "wanrep: could not serialize access due to concurrent update (" + t.certification().reason() + ")")
+                    .withHint("Retry the transaction."));
+            return;
+        }
+        // certified everywhere, and this site's locks are granted: commit it here
+        boolean committed = false;
+        try {
+            committed = resolvePrepared(gid, true, id);
+        } finally {
+            ctx.engine().blockCommitted(id, committed);
+        }
+        LOG.debug("block {} committed by certification", id);
+        // answer the client's own COMMIT (simple or extended, COMMIT or END) as PostgreSQL does: on an empty block
+        backend.run("BEGIN");
+        relay(unit);
+    }
+
+    /**
+     * Answers the client's COMMIT with an error without relaying it: the named statements it parses or
+     * closes (pgjdbc names its COMMIT after a few uses) must still exist, or not, on the backend.
+     */
+    private void answerUnrelayed(List<WireMessage> unit, PgError e) throws IOException {
+        keepStatementState(unit);
+        noteStatements(unit);
+        replyError(unit, e);
+    }
+
+    /** A prepared transaction's name: the request and this member (site and incarnation), unique across restarts. */
+    static String preparedName(RequestId id, String member) {
+        return ("wanrep:" + id + "@" + member).replace("'", "");
+    }
+
+    /** COMMIT or ROLLBACK PREPARED; a failure stops the site (the others decided alike and went on). */
+    private boolean resolvePrepared(String gid, boolean commit, RequestId id) throws IOException {
+        try {
+            PgError e = backend.run((commit ? "COMMIT" : "ROLLBACK") + " PREPARED '" + gid + "'");
+            if (e == null) return true;
+            ctx.engine().fail("site " + ctx.site() + ": " + (commit ? "COMMIT" : "ROLLBACK") + " PREPARED of block " + id + " failed (" + e
+                    + ") after every site certified it: this replica no longer follows the others");
+        } catch (IOException | RuntimeException x) {
+            ctx.engine().fail("site " + ctx.site() + ": the connection to the replica failed resolving prepared block " + id + " (" + x
+                    + "); it stays prepared for recovery");
+            throw x;
+        }
+        throw new BackendException(PgError.fatal("08006", "wanrep: the transaction could not be completed; this site is stopping"));
     }
 
     /** Runs {@code sql} on the backend (not relayed), handing every data row to {@code rows}; returns its first error. */

@@ -14,7 +14,8 @@ import java.util.regex.Pattern;
  * response-time breakdown of updates that originated at this site), {@code RESET wanrep.phases}, and
  * {@code SHOW wanrep.sites} (this site's state: serving or not, the last GSN delivered, the delivered
  * transactions not finished yet, the members of its view; then one row per other site with the backlog
- * it last reported, which flow control acts on). They work whether the site is current or not.
+ * it last reported, which flow control acts on), {@code SHOW wanrep.certification} (interactive blocks
+ * certified and aborted by certification here). They work whether the site is current or not.
  */
 final class OwnCommands {
     private OwnCommands() {}
@@ -22,7 +23,7 @@ final class OwnCommands {
     /** What a command answers: a command tag, and columns and rows (none for RESET). */
     record Answer(String tag, List<String> columns, List<List<String>> rows) {}
 
-    private static final Pattern COMMAND = Pattern.compile("(?is)\\s*(show|reset)\\s+wanrep\\.(phases|sites)\\s*;?\\s*");
+    private static final Pattern COMMAND = Pattern.compile("(?is)\\s*(show|reset)\\s+wanrep\\.(phases|sites|certification)\\s*;?\\s*");
 
     /** Catch-up: a site that rejoins fetches what it missed from this site's ordered-request log. */
     private static final Pattern LOG_RANGE = Pattern.compile("(?is)\\s*show\\s+wanrep\\.log\\s+from\\s+(\\d+)\\s+to\\s+(\\d+)\\s+limit\\s+(\\d+)\\s*;?\\s*");
@@ -65,6 +66,10 @@ final class OwnCommands {
             return new Answer("SHOW", List.of("phase", "count", "mean_ms", "p50_ms", "p99_ms"), rows);
         }
         if (reset) return null;   // RESET wanrep.sites means nothing: PostgreSQL answers it
+        if (what.equals("certification"))   // interactive blocks certified at this site since it started (every site decides alike)
+            return new Answer("SHOW", List.of("site", "certified_commits", "certification_aborts", "aborts_of_own_clients"),
+                    List.of(List.of(ctx.site(), Long.toString(e.certifiedCommits()), Long.toString(e.certificationAborts()),
+                            Long.toString(e.ownCertificationAborts()))));
         String state = e.failure() != null ? "stopped" : e.catchingUp() ? "catching-up (lag " + e.catchUpLag() + ")"
                 : e.current() ? "serving" : e.acceptedView() == null ? "joining" : "not current";
         var view = e.view();
@@ -131,7 +136,7 @@ final class OwnCommands {
     static boolean matches(String sql) {
         if (ISOLATE.matcher(sql).matches() || LOG_RANGE.matcher(sql).matches() || SNAPSHOT.matcher(sql).matches()) return true;
         Matcher m = COMMAND.matcher(sql);
-        return m.matches() && !(m.group(1).equalsIgnoreCase("reset") && m.group(2).equalsIgnoreCase("sites"));
+        return m.matches() && !(m.group(1).equalsIgnoreCase("reset") && !m.group(2).equalsIgnoreCase("phases"));
     }
 
     private static String fmt(double v) { return String.format(Locale.ROOT, "%.3f", v); }

@@ -135,6 +135,13 @@ public final class Site implements AutoCloseable {
             // the client limit alone still leaves them free: opened on demand then
             LOG.warn("could not open the replication pool's connections at start: {}", e.getMessage());
         }
+        // prepared transactions a certified block left here when this site stopped: their outcome is in the
+        // total order (committed where they certified), never guessed; until a rejoin resolves them from it
+        // they hold their locks, so the site does not start
+        List<String> leftover = wanrepPrepared(pool);
+        if (!leftover.isEmpty())
+            throw new SiteStoppedException("site " + name + " cannot start: its replica holds prepared transactions of certified blocks " + leftover
+                    + " whose outcome the other sites decided; resolve them from the total order (rejoin) or rebuild the replica from another site's");
         WireTxnExecutor executor = new WireTxnExecutor(pool);
         WriteSetChannel channel = null;
         if (policy.kind() != ExecutionPolicy.Kind.SYMMETRIC) {
@@ -178,6 +185,9 @@ public final class Site implements AutoCloseable {
                 .withSecretFile(c.get("gcs.secret_file").isEmpty() ? null : java.nio.file.Path.of(c.get("gcs.secret_file")));
         FlowControl flow = new FlowControl(name, c.getInt("flow.max_backlog"), c.getInt("flow.wait_timeout_ms"), c.getInt("flow.report_interval_ms"));
         JGroupsGcs gcs = JGroupsGcs.start(gs, listenerWrapper.apply(flow.intercept(engine)));
+        // not with opt-safe: a tentative transaction revoked in favour of a certified block can wait in PostgreSQL
+        // on the block's prepared locks while the block waits for it to roll back (if its cancel came too early)
+        engine.certification(c.get("blocks").equals("certify") && !c.get("delivery").equals("opt-safe"), c.getInt("blocks.certification_window"));
         engine.attach(gcs);
         gcs.onFatal(engine::fail);   // a delivery the engine failed on stops the site (fires at once if one failed already)
         engine.flowControl(flow);
@@ -250,6 +260,24 @@ public final class Site implements AutoCloseable {
 
     /** The database the proxy's own connections use when they need one (every cluster has it). */
     static final String SERVICE_DATABASE = "postgres";
+
+    /** The names of the prepared transactions wanrep's certified blocks left in the replica (any database). */
+    static List<String> wanrepPrepared(BackendPool pool) throws java.io.IOException {
+        List<String> names = new ArrayList<>();
+        org.wanrep.backend.BackendConnection conn = pool.borrow(SERVICE_DATABASE);
+        try {
+            conn.send(org.wanrep.wire.WireMessage.query("SELECT gid FROM pg_catalog.pg_prepared_xacts WHERE gid LIKE 'wanrep:%' ORDER BY gid"));
+            conn.flush();
+            while (!conn.tracker().idle()) {
+                org.wanrep.wire.WireMessage m = conn.read();
+                if (m.kind() == 'D') names.add(org.wanrep.wire.Messages.dataRowValues(m).get(0));
+                if (m.kind() == 'E') throw new java.io.IOException("reading pg_prepared_xacts: " + org.wanrep.wire.PgError.parse(m));
+            }
+        } finally {
+            pool.release(conn);
+        }
+        return names;
+    }
     /** Replica connections besides the pool, capture and appliers: catalog reads, administrators, checks. */
     static final int CONNECTION_MARGIN = 5;
 

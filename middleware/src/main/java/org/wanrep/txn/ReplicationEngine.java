@@ -97,6 +97,17 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     private volatile Gcs gcs;
     private volatile GcsView view;
     private volatile FlowControl flow = FlowControl.NONE;
+    /** Certification of interactive blocks: fed every final delivery, in order (monitor held). */
+    private Certifier certifier = new Certifier(DEFAULT_CERTIFICATION_WINDOW);
+    /** GSNs of delivered transactions not finished here yet (monitor held): the committed watermark is below the first. */
+    private final java.util.TreeSet<Long> unfinishedGsns = new java.util.TreeSet<>();
+    /** The last final delivery's GSN, set with the monitor held (unlike {@link #lastGsn}). */
+    private long orderedGsn;
+    private final AtomicLong certifiedCommits = new AtomicLong(), certificationAborts = new AtomicLong(), ownCertificationAborts = new AtomicLong();
+    private volatile boolean certifyBlocks;
+
+    /** Deliveries the certifier remembers (setting {@code blocks.certification_window}). */
+    public static final int DEFAULT_CERTIFICATION_WINDOW = 100_000;
 
     public ReplicationEngine(String site, Delivery delivery, TxnExecutor executor) {
         this(site, delivery, executor, new ExecutionPolicy(ExecutionPolicy.Kind.SYMMETRIC, List.of(site), Map.of()), WriteSetIo.NONE);
@@ -202,6 +213,33 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     /** The execution policy ({@code execution} setting). */
     public ExecutionPolicy policy() { return policy; }
 
+    /**
+     * Whether interactive blocks may commit by certification ({@code blocks: certify}) instead of the
+     * exclusive lock; {@code window}: how many recent deliveries the certifier keeps. Set before start.
+     */
+    public synchronized void certification(boolean on, int window) {
+        this.certifyBlocks = on;
+        this.certifier = new Certifier(window);
+    }
+
+    /** Whether interactive blocks certify (see {@link #certification}). */
+    public boolean certifiesBlocks() { return certifyBlocks; }
+
+    /**
+     * The highest GSN g such that every transaction delivered at a GSN up to g has finished (committed,
+     * or failed for good) here: a snapshot taken after this call sees all of them. A block certifies
+     * against everything delivered after it (some of which it may see too: that only aborts more).
+     */
+    public synchronized long committedThrough() {
+        return unfinishedGsns.isEmpty() ? orderedGsn : unfinishedGsns.first() - 1;
+    }
+
+    /** Blocks certified and committed / aborted by certification at this site (each site decides alike). */
+    public long certifiedCommits() { return certifiedCommits.get(); }
+    public long certificationAborts() { return certificationAborts.get(); }
+    /** Blocks of this site's clients aborted by certification. */
+    public long ownCertificationAborts() { return ownCertificationAborts.get(); }
+
     /** This site's group member name. */
     public String self() { return self; }
 
@@ -304,7 +342,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             return f;
         }
         // flow control: only new work waits; a block's log or release ends work that already holds locks
-        if (r.kind() == TxnRequest.Kind.AUTOCOMMIT || r.kind() == TxnRequest.Kind.EXCLUSIVE) {
+        if (r.kind() == TxnRequest.Kind.AUTOCOMMIT || r.kind() == TxnRequest.Kind.EXCLUSIVE || r.kind() == TxnRequest.Kind.CERTIFY) {
             try {
                 flow.admit(() -> view);
             } catch (FlowControl.Throttled e) {
@@ -320,7 +358,8 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             waiting.put(r.id(), f);
             submittedHere.put(r.id(), r);
             if (work != null) originWork.put(r.id(), work);
-            if (r.kind() == TxnRequest.Kind.AUTOCOMMIT || r.kind() == TxnRequest.Kind.EXCLUSIVE) submitTimes.put(r.id(), System.nanoTime());
+            if (r.kind() == TxnRequest.Kind.AUTOCOMMIT || r.kind() == TxnRequest.Kind.EXCLUSIVE || r.kind() == TxnRequest.Kind.CERTIFY)
+                submitTimes.put(r.id(), System.nanoTime());
         }
         try {
             MsgId m = gcs.multicast(TxnRequestCodec.encode(r), delivery);
@@ -363,23 +402,43 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         if (l != null) l.ordered(gsn, m.id(), m.payload());
         TxnRequest r = TxnRequestCodec.decode(m.payload());
         lastGsn = gsn;
+        CompletableFuture<Txn> aborted = null;
+        Txn abortedTxn = null;
         synchronized (this) {
             orderedUpTo = gsn;
             byMsg.remove(m.id());
-            if (gsn <= skipUpTo && (r.kind() == TxnRequest.Kind.AUTOCOMMIT || r.kind() == TxnRequest.Kind.EXCLUSIVE)) {
+            orderedGsn = gsn;
+            certifier.seen(gsn);
+            boolean inState = gsn <= skipUpTo, committedBefore = !alreadyHave.isEmpty() && alreadyHave.contains(gsn);
+            if (r.kind() == TxnRequest.Kind.CERTIFY && (inState || committedBefore || catchingUp)) {
+                // a certified block commits by PREPARE before its GSN is known, so the replica's position cannot
+                // say whether it is already here: replaying it could run it twice
+                fail("site " + site + " cannot tell whether certified block " + r.id() + " (GSN " + gsn + ") is already in its replica"
+                        + " while it catches up; certified blocks (blocks: certify) do not combine with catch-up yet");
+                return;
+            }
+            if (inState && (r.kind() == TxnRequest.Kind.AUTOCOMMIT || r.kind() == TxnRequest.Kind.EXCLUSIVE)) {
+                certifier.delivered(gsn, r.kind() == TxnRequest.Kind.AUTOCOMMIT ? r.tables() : TableSet.allTables());
                 Txn tentative = txns.get(r.id());
                 if (tentative != null && !tentative.fin) abandon(tentative);
                 LOG.debug("{} gsn {} {}: in the state transferred here already", site, gsn, r.id());
                 return;
             }
-            if (!alreadyHave.isEmpty() && alreadyHave.remove(gsn)
-                    && (r.kind() == TxnRequest.Kind.AUTOCOMMIT || r.kind() == TxnRequest.Kind.EXCLUSIVE)) {
+            if (committedBefore) alreadyHave.remove(gsn);
+            if (committedBefore && (r.kind() == TxnRequest.Kind.AUTOCOMMIT || r.kind() == TxnRequest.Kind.EXCLUSIVE)) {
+                certifier.delivered(gsn, r.kind() == TxnRequest.Kind.AUTOCOMMIT ? r.tables() : TableSet.allTables());
                 LOG.debug("{} gsn {} {}: committed here before the site stopped; not again", site, gsn, r.id());
                 return;
             }
             switch (r.kind()) {
-                case AUTOCOMMIT -> orderedAutocommit(r, m.sender(), gsn);
+                case AUTOCOMMIT -> {
+                    certifier.delivered(gsn, r.tables());
+                    unfinishedGsns.add(gsn);
+                    orderedAutocommit(r, m.sender(), gsn);
+                }
                 case EXCLUSIVE -> {
+                    certifier.delivered(gsn, TableSet.allTables());
+                    unfinishedGsns.add(gsn);
                     Txn t = newTxn(r, m.sender());
                     t.gsn = gsn;
                     unfinished.add(gsn);
@@ -388,8 +447,39 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
                     locks.enqueueFinal(r.id(), TableSet.allTables());
                 }
                 case STATEMENT_LOG, RELEASE, WRITESET_LOG -> blockEnds(r);
+                case CERTIFY -> {
+                    Txn t = newTxn(r, m.sender());
+                    t.gsn = gsn;
+                    t.fin = true;
+                    t.phases.finalDelivered = System.nanoTime();
+                    Certifier.Decision d = certifier.certify(gsn, r.snapshotGsn(), r.tables());
+                    if (d == null) {
+                        // what was delivered between its snapshot and this site's restart is unknown here:
+                        // another site may decide otherwise, so this one must not decide at all
+                        fail("site " + site + " cannot certify block " + r.id() + " (GSN " + gsn + "): its snapshot (GSN "
+                                + r.snapshotGsn() + ") precedes the deliveries this site has seen since it started");
+                        return;
+                    }
+                    t.certification = d;
+                    if (d.commit()) {
+                        certifiedCommits.incrementAndGet();
+                        unfinishedGsns.add(gsn);
+                        t.work = r.asStatementLog();   // what the other sites replay
+                        locks.enqueueFinal(r.id(), r.tables());
+                    } else {
+                        certificationAborts.incrementAndGet();
+                        if (r.id().site().equals(site)) ownCertificationAborts.incrementAndGet();
+                        LOG.info("{} gsn {} block {} aborted by certification: {}", site, gsn, r.id(), d.reason());
+                        t.state = Txn.State.FAILED;
+                        txns.remove(r.id());
+                        submittedHere.remove(r.id());
+                        aborted = waiting.remove(r.id());
+                        abortedTxn = t;
+                    }
+                }
             }
         }
+        if (aborted != null) aborted.complete(abortedTxn);   // the origin rolls its prepared transaction back
     }
 
     private void orderedAutocommit(TxnRequest r, String sender, long gsn) {
@@ -823,6 +913,15 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             }
             return;
         }
+        if (t.request.kind() == TxnRequest.Kind.CERTIFY && t.origin) {
+            // certified, and everything ordered before it that conflicts with its locks is done: the origin commits
+            // its prepared transaction now and calls blockCommitted()
+            if (t.state != Txn.State.WAITING) return;
+            t.state = Txn.State.COMMITTING;
+            CompletableFuture<Txn> f = waiting.remove(t.request.id());
+            if (f != null) f.complete(t);
+            return;
+        }
         if (t.state == Txn.State.WAITING) run(t);
         else if (t.state == Txn.State.ROLLING_BACK) { /* runs again once the rollback returned */ }
     }
@@ -1008,6 +1107,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
 
     private void finish(Txn t) {
         RequestId id = t.request.id();
+        if (t.gsn > 0) unfinishedGsns.remove(t.gsn);
         if (t.origin && t.state == Txn.State.COMMITTED) phaseStats.record(t.phases);
         txns.remove(id);
         if (t.gsn > 0 && unfinished.remove(t.gsn) && catchingUp) notifyAll();

@@ -53,6 +53,8 @@ public final class Txn {
      * transaction before COMMIT; null when positions are not kept or its final delivery is not here yet.
      */
     volatile String recordSql;
+    /** A certified block's outcome at this site (null for every other kind). */
+    volatile Certifier.Decision certification;
     final Phases phases = new Phases();
 
     Txn(TxnRequest request, boolean origin) {
@@ -78,6 +80,8 @@ public final class Txn {
     public boolean ships() { return ships; }
     /** The write set applied here in place of executing it, or null. */
     public WriteSetMessage applied() { return applied; }
+    /** For a {@link TxnRequest.Kind#CERTIFY}: whether certification committed it, and why not. */
+    public Certifier.Decision certification() { return certification; }
     /** The member that executes it under a write-set policy (null: symmetric). */
     public String executor() { return executor; }
 

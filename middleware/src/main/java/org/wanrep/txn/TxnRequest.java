@@ -19,10 +19,12 @@ import java.util.Map;
  * {@code writeSet}: an encoded {@link WriteSetMessage}, for {@link Kind#WRITESET_LOG} only.
  * {@code changesCatalog}: it runs DDL, after which every site reloads what its classifier knows of the
  * catalog (the origin's analysis travels with it, so no site parses the SQL again).
+ * {@code snapshotGsn}: for {@link Kind#CERTIFY} only, the position in the total order that the block's
+ * snapshot saw completely (every transaction up to it had committed at its origin before it began).
  */
 public record TxnRequest(RequestId id, Kind kind, TableSet tables, String database, List<WireMessage> messages,
                          long timestampMicros, long seed, Map<String, String> settings, boolean shipsWriteSet, byte[] writeSet,
-                         boolean changesCatalog) {
+                         boolean changesCatalog, long snapshotGsn) {
     public enum Kind {
         /** An autocommit request: run at every site in lock order. */
         AUTOCOMMIT,
@@ -36,7 +38,14 @@ public record TxnRequest(RequestId id, Kind kind, TableSet tables, String databa
          * Interactive block, COMMIT under a write-set policy: the origin committed it and ships its
          * write set ({@link #writeSet}) for the other sites to apply under the block's lock.
          */
-        WRITESET_LOG
+        WRITESET_LOG,
+        /**
+         * Interactive block, COMMIT without a cluster lock: the origin ran it on a snapshot
+         * ({@link #snapshotGsn}) and prepared it; every site certifies its read and write set
+         * ({@link #tables}) against what was delivered since, alike; if it commits, the others
+         * replay its statement log ({@link #messages}) under its locks and the origin commits it.
+         */
+        CERTIFY
     }
 
     /**
@@ -56,6 +65,23 @@ public record TxnRequest(RequestId id, Kind kind, TableSet tables, String databa
     }
 
     public TxnRequest(RequestId id, Kind kind, TableSet tables, String database, List<WireMessage> messages,
+                      long timestampMicros, long seed, Map<String, String> settings, boolean shipsWriteSet, byte[] writeSet,
+                      boolean changesCatalog) {
+        this(id, kind, tables, database, messages, timestampMicros, seed, settings, shipsWriteSet, writeSet, changesCatalog, 0);
+    }
+
+    /** A block to certify at every site (see {@link Kind#CERTIFY}). */
+    public static TxnRequest certify(RequestId id, TableSet readsAndWrites, String database, List<WireMessage> log,
+                                     long timestampMicros, long seed, Map<String, String> settings, long snapshotGsn) {
+        return new TxnRequest(id, Kind.CERTIFY, readsAndWrites, database, log, timestampMicros, seed, settings, false, null, false, snapshotGsn);
+    }
+
+    /** The block's statement log as work to replay (what a {@link Kind#STATEMENT_LOG} carries). */
+    public TxnRequest asStatementLog() {
+        return new TxnRequest(id, Kind.STATEMENT_LOG, tables, database, messages, timestampMicros, seed, settings, false, null, changesCatalog, snapshotGsn);
+    }
+
+    public TxnRequest(RequestId id, Kind kind, TableSet tables, String database, List<WireMessage> messages,
                       long timestampMicros, long seed, Map<String, String> settings) {
         this(id, kind, tables, database, messages, timestampMicros, seed, settings, false, null, false);
     }
@@ -67,12 +93,12 @@ public record TxnRequest(RequestId id, Kind kind, TableSet tables, String databa
 
     /** The same request, marked as executable at one site with its write set shipped (DML only). */
     public TxnRequest shippingWriteSet() {
-        return new TxnRequest(id, kind, tables, database, messages, timestampMicros, seed, settings, true, writeSet, changesCatalog);
+        return new TxnRequest(id, kind, tables, database, messages, timestampMicros, seed, settings, true, writeSet, changesCatalog, snapshotGsn);
     }
 
     /** The same request, marked as changing the catalog (DDL): every site reads its catalog again after it. */
     public TxnRequest changingCatalog() {
-        return new TxnRequest(id, kind, tables, database, messages, timestampMicros, seed, settings, shipsWriteSet, writeSet, true);
+        return new TxnRequest(id, kind, tables, database, messages, timestampMicros, seed, settings, shipsWriteSet, writeSet, true, snapshotGsn);
     }
 
     public TxnRequest(RequestId id, Kind kind, TableSet tables, String database, List<WireMessage> messages, long timestampMicros, long seed) {

@@ -18,7 +18,7 @@ import java.util.Set;
 public final class TxnRequestCodec {
     private TxnRequestCodec() {}
 
-    private static final byte VERSION = 4;   // 4: row locks
+    private static final byte VERSION = 5;   // 4: row locks; 5: certified blocks (snapshot position)
 
     public static byte[] encode(TxnRequest r) {
         int size = 64 + r.writeSet().length;
@@ -61,6 +61,7 @@ public final class TxnRequestCodec {
             out.writeInt(r.writeSet().length);
             out.write(r.writeSet());
             out.writeBoolean(r.changesCatalog());
+            out.writeLong(r.snapshotGsn());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -99,7 +100,8 @@ public final class TxnRequestCodec {
             byte[] ws = new byte[in.readInt()];
             in.readFully(ws);
             boolean ddl = in.readBoolean();
-            return new TxnRequest(id, kind, new TableSet(reads, writes, all, rows), db, ms, ts, seed, settings, ships, ws, ddl);
+            long snapshot = in.readLong();
+            return new TxnRequest(id, kind, new TableSet(reads, writes, all, rows), db, ms, ts, seed, settings, ships, ws, ddl, snapshot);
         } catch (IOException e) {
             throw new UncheckedIOException("corrupt transaction request", e);
         }

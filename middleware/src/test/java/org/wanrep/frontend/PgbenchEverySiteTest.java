@@ -23,7 +23,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * END over several round trips) and as one request (the five statements joined with {@code \;}), in
  * each delivery mode and each execution policy. Afterwards every replica satisfies pgbench's own
  * invariant (the balances of accounts, tellers and branches and the history's deltas all add up, and
- * the history holds one row per acknowledged transaction) and the replicas are identical.
+ * the history holds one row per acknowledged transaction) and the replicas are identical. Under
+ * symmetric execution with agreed or safe delivery the blocks commit by certification (no cluster
+ * lock), decided alike everywhere.
  *
  * <p>The runs use {@code -n}: pgbench's vacuum step truncates pgbench_history, so runs started at
  * different sites would wipe each other's history (as on a single PostgreSQL server).
@@ -50,7 +52,7 @@ class PgbenchEverySiteTest {
     @ParameterizedTest(name = "{0} delivery, {1} execution")
     @MethodSource("configurations")
     void tpcbLikeFromEverySiteKeepsTheInvariantAndIdenticalReplicas(String delivery, String execution) throws Exception {
-        try (TestCluster c = new TestCluster(List.of("a", "b", "c"), "lan", Map.of("delivery", delivery, "execution", execution))) {
+        try (TestCluster c = new TestCluster(List.of("a", "b", "c"), "lan", Map.of("delivery", delivery, "execution", execution, "blocks", "certify"))) {
             boolean writeSets = !execution.equals("symmetric");
             // a write set needs a key on every written table: under write-set policies the keys come before the
             // data, and pgbench_history (no key) gets REPLICA IDENTITY FULL, as the hint of the refusal says
@@ -87,6 +89,18 @@ class PgbenchEverySiteTest {
             }
             assertThat(processed).isPositive();
             assertThat(c.check().values()).as("replicas compared").containsOnly("same");
+            if (!writeSets && !delivery.equals("opt-safe")) {
+                // the interactive blocks committed by certification, without a cluster lock, and every site decided alike
+                List<List<Long>> cert = new ArrayList<>();
+                for (int i = 0; i < 3; i++)
+                    try (Connection x = java.sql.DriverManager.getConnection("jdbc:postgresql://127.0.0.1:" + c.proxyPort(i) + "/postgres", "postgres", "");
+                         Statement st = x.createStatement(); ResultSet r = st.executeQuery("SHOW wanrep.certification")) {
+                        r.next();
+                        cert.add(List.of(r.getLong("certified_commits"), r.getLong("certification_aborts")));
+                    }
+                assertThat(cert.get(0).get(0)).as("blocks certified").isPositive();
+                assertThat(cert).as("certified and aborted blocks at each site").containsOnly(cert.get(0));
+            }
             for (int i = 0; i < 3; i++) {
                 try (Connection x = c.pgs.get(i).connect(); Statement st = x.createStatement();
                      ResultSet r = st.executeQuery("SELECT (SELECT sum(abalance) FROM pgbench_accounts), (SELECT sum(tbalance) FROM pgbench_tellers),"

@@ -43,5 +43,11 @@ class TxnRequestCodecTest {
                 "public.h", java.util.Map.of()));
         TxnRequest rr = new TxnRequest(new RequestId("x", 3), TxnRequest.Kind.AUTOCOMMIT, rows, "d", List.of(), 0, 0);
         assertThat(TxnRequestCodec.decode(TxnRequestCodec.encode(rr)).tables()).isEqualTo(rows);
+        // a block to certify carries its snapshot position
+        TxnRequest cert = TxnRequest.certify(new RequestId("x", 4), rows, "d", List.of(WireMessage.query("SELECT 1")), 5, 6, java.util.Map.of(), 1234);
+        TxnRequest cd = TxnRequestCodec.decode(TxnRequestCodec.encode(cert));
+        assertThat(cd.kind()).isEqualTo(TxnRequest.Kind.CERTIFY);
+        assertThat(cd.snapshotGsn()).isEqualTo(1234);
+        assertThat(cd.tables()).isEqualTo(rows);
     }
 }

@@ -102,6 +102,7 @@ public final class LocalPostgres implements AutoCloseable {
                 "max_wal_senders = 20",
                 "max_slot_wal_keep_size = '1GB'",
                 "max_connections = 200",
+                "max_prepared_transactions = 200",   // certified interactive blocks are prepared until every site decided
                 "shared_buffers = '64MB'",
                 "logging_collector = off",
                 "log_min_messages = warning"));

@@ -1,0 +1,101 @@
+package org.wanrep.txn;
+
+import org.wanrep.lock.LockMode;
+import org.wanrep.lock.TableSet;
+
+import java.util.ArrayDeque;
+import java.util.Map;
+
+/**
+ * Certification of interactive blocks (pure, no I/O; called in delivery order by the engine). A block
+ * ran at its origin on a snapshot that saw every transaction up to GSN {@code snapshotGsn}; it commits
+ * only if no transaction delivered after that position and before it wrote anything it read or wrote
+ * (write-write and read-write conflicts: 1-copy-serializable, not merely snapshot isolation), at the
+ * granularity both recorded: rows where both pinned the table's rows by key, else the table, else
+ * everything ({@link TableSet#all()}). Every site feeds it the same deliveries in the same order, so
+ * every site decides alike.
+ *
+ * <p>The window of recent deliveries is bounded: a block whose snapshot is older than the oldest
+ * delivery still kept is aborted (deterministically, since the window's contents depend only on the
+ * delivery sequence).
+ */
+public final class Certifier {
+    /** The outcome: commit, or abort with a reason for the logs. */
+    public record Decision(boolean commit, String reason) {
+        static final Decision COMMIT = new Decision(true, "no conflict");
+    }
+
+    private record Entry(long gsn, TableSet tables) {}
+
+    private final int capacity;
+    private final ArrayDeque<Entry> window = new ArrayDeque<>();
+    /** Every delivery with a GSN above this is in the window (or wrote nothing). */
+    private long horizon;
+
+    /** The GSN before the first delivery this certifier saw: what was delivered up to it is unknown here (-1: none yet). */
+    private long knownAfter = -1;
+
+    /** Every ordered delivery, recorded or not: the first one fixes where this certifier's knowledge starts. */
+    public void seen(long gsn) {
+        if (knownAfter < 0) knownAfter = gsn - 1;
+    }
+
+    public Certifier(int capacity) {
+        if (capacity < 1) throw new IllegalArgumentException("certification window must hold at least one transaction");
+        this.capacity = capacity;
+    }
+
+    /** A transaction delivered at {@code gsn} that may write {@code tables} (its lock set; read-only ones need not be recorded). */
+    public void delivered(long gsn, TableSet tables) {
+        if (!tables.all() && tables.writes().isEmpty()) return;
+        window.addLast(new Entry(gsn, tables));
+        while (window.size() > capacity) horizon = window.removeFirst().gsn();
+    }
+
+    /**
+     * Certifies a block delivered at {@code gsn} that read and wrote {@code block} on a snapshot
+     * position {@code snapshotGsn}; a block that commits is recorded as a delivery in turn. Null when this
+     * certifier started after the snapshot and so cannot know what came between (the caller must not decide).
+     */
+    public Decision certify(long gsn, long snapshotGsn, TableSet block) {
+        seen(gsn);
+        if (snapshotGsn < horizon)
+            return new Decision(false, "its snapshot (GSN " + snapshotGsn + ") is older than the certification window (GSN " + horizon + ")");
+        // a site that started (or rejoined) after the snapshot lacks what came between: no decision (null)
+        if (snapshotGsn < knownAfter) return null;
+        // newest first: a conflict is usually recent
+        for (var it = window.descendingIterator(); it.hasNext(); ) {
+            Entry e = it.next();
+            if (e.gsn() <= snapshotGsn) break;
+            String c = conflict(e.tables(), block);
+            if (c != null) return new Decision(false, c + " by GSN " + e.gsn() + " after its snapshot (GSN " + snapshotGsn + ")");
+        }
+        delivered(gsn, block);
+        return Decision.COMMIT;
+    }
+
+    /**
+     * What of {@code block}'s reads or writes {@code later} (delivered after the block's snapshot)
+     * wrote, or null. Row-level only where both sides pinned the table's rows.
+     */
+    static String conflict(TableSet later, TableSet block) {
+        if (later.all()) return "a write of every table";
+        if (block.all()) return "a write (of " + later.writes() + ") while the block reached every table";
+        for (String t : later.writes()) {
+            if (!touches(block, t)) continue;
+            Map<String, LockMode> laterRows = later.rows().get(t), blockRows = block.rows().get(t);
+            if (laterRows == null || blockRows == null) return "a write of table " + t;
+            for (var k : laterRows.entrySet())
+                if (k.getValue() == LockMode.WRITE && blockRows.containsKey(k.getKey()))
+                    return "a write of " + t + " row " + k.getKey().replace(TableSet.ROW, '|');
+        }
+        return null;
+    }
+
+    private static boolean touches(TableSet s, String table) {
+        return s.reads().contains(table) || s.writes().contains(table) || s.rows().containsKey(table);
+    }
+
+    /** Deliveries kept (diagnostics). */
+    public int size() { return window.size(); }
+}
