@@ -47,6 +47,7 @@ public final class Certifier {
 
     /** A transaction delivered at {@code gsn} that may write {@code tables} (its lock set; read-only ones need not be recorded). */
     public void delivered(long gsn, TableSet tables) {
+        seen(gsn);
         if (!tables.all() && tables.writes().isEmpty()) return;
         window.addLast(new Entry(gsn, tables));
         while (window.size() > capacity) horizon = window.removeFirst().gsn();
