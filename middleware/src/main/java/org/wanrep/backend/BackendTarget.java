@@ -35,6 +35,15 @@ public record BackendTarget(String host, int port, String user, String password,
         return sslrootcert == null ? url : url + "&sslrootcert=" + java.net.URLEncoder.encode(sslrootcert, u);
     }
 
+    /** A pgjdbc connection to {@code database} at this replica, as this target's user, with its sslmode. */
+    public java.sql.Connection jdbc(String database, String applicationName) throws java.sql.SQLException {
+        java.util.Properties p = new java.util.Properties();
+        p.setProperty("user", user);
+        if (!password.isEmpty()) p.setProperty("password", password);
+        if (applicationName != null) p.setProperty("ApplicationName", applicationName);
+        return java.sql.DriverManager.getConnection(jdbcUrl(database), p);
+    }
+
     /** The Unix-domain socket file, or null for TCP. */
     public java.nio.file.Path socketFile() {
         return socketDir == null ? null : java.nio.file.Path.of(socketDir, ".s.PGSQL." + port);

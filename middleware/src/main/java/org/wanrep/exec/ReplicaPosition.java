@@ -3,14 +3,12 @@ package org.wanrep.exec;
 import org.wanrep.backend.BackendTarget;
 
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.NavigableSet;
-import java.util.Properties;
 import java.util.TreeSet;
 
 /**
@@ -125,11 +123,6 @@ public final class ReplicaPosition {
     }
 
     private static Connection connect(BackendTarget target, String database) throws SQLException {
-        Properties p = new Properties();
-        p.setProperty("user", target.user());
-        if (!target.password().isEmpty()) p.setProperty("password", target.password());
-        p.setProperty("ApplicationName", "wanrep-position");
-        return DriverManager.getConnection("jdbc:postgresql://" + target.host() + ":" + target.port() + "/"
-                + java.net.URLEncoder.encode(database, java.nio.charset.StandardCharsets.UTF_8), p);
+        return target.jdbc(database, "wanrep-position");
     }
 }

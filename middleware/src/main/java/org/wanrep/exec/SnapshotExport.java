@@ -6,7 +6,6 @@ import org.wanrep.backend.BackendTarget;
 import org.wanrep.txn.ReplicationEngine;
 
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -14,7 +13,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -111,11 +109,6 @@ public final class SnapshotExport {
     }
 
     private static Connection connect(BackendTarget target, String database) throws SQLException {
-        Properties p = new Properties();
-        p.setProperty("user", target.user());
-        if (!target.password().isEmpty()) p.setProperty("password", target.password());
-        p.setProperty("ApplicationName", "wanrep-snapshot");
-        return DriverManager.getConnection("jdbc:postgresql://" + target.host() + ":" + target.port() + "/"
-                + java.net.URLEncoder.encode(database, java.nio.charset.StandardCharsets.UTF_8), p);
+        return target.jdbc(database, "wanrep-snapshot");
     }
 }

@@ -16,7 +16,6 @@ import org.wanrep.writeset.apply.WriteSetApplier;
 import org.wanrep.writeset.capture.WriteSetCapture;
 
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
@@ -24,7 +23,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
@@ -256,11 +254,7 @@ public final class WriteSetChannel implements WriteSetIo, AutoCloseable {
     }
 
     private Connection connect(String database) throws SQLException {
-        Properties p = new Properties();
-        p.setProperty("user", target.user());
-        if (!target.password().isEmpty()) p.setProperty("password", target.password());
-        p.setProperty("ApplicationName", "wanrep-apply-" + site);
-        return DriverManager.getConnection(jdbcUrl(database), p);
+        return target.jdbc(database, "wanrep-apply-" + site);
     }
 
     private String jdbcUrl(String database) {

@@ -151,10 +151,7 @@ final class StateTransfer implements ReplicationEngine.StateTransferSource {
     }
 
     private Connection connect(String database) throws java.sql.SQLException {
-        Properties p = new Properties();
-        p.setProperty("user", target.user());
-        if (!target.password().isEmpty()) p.setProperty("password", target.password());
-        return DriverManager.getConnection("jdbc:postgresql://" + target.host() + ":" + target.port() + "/" + java.net.URLEncoder.encode(database, java.nio.charset.StandardCharsets.UTF_8), p);
+        return target.jdbc(database, "wanrep-state-transfer-" + self);
     }
 
     private static String ident(String s) { return "\"" + s.replace("\"", "\"\"") + "\""; }
