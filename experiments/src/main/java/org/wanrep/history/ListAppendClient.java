@@ -162,7 +162,7 @@ final class ListAppendClient implements Runnable {
         }
     }
 
-    /** BEGIN, one statement per round trip, COMMIT. Errors before COMMIT are definite; at COMMIT the outcome is unknown. */
+    /** BEGIN, one statement per round trip, COMMIT. Errors before COMMIT are definite; at COMMIT only class 40 (rolled back) is. */
     private List<MicroOp> interactive(List<MicroOp> ops) throws Outcome {
         List<MicroOp> done = new ArrayList<>();
         try {
@@ -193,7 +193,12 @@ final class ListAppendClient implements Runnable {
         try {
             conn.commit();
         } catch (SQLException e) {
-            throw new Outcome(OpType.INFO, "at COMMIT: " + describe(e));
+            // a serialization failure or deadlock at COMMIT is PostgreSQL's "rolled back" (a certified block that
+            // lost its certification answers so): definite, so the checker sees it if it committed after all;
+            // anything else there (the connection lost, the site stopping) leaves the outcome unknown
+            String state = e.getSQLState();
+            boolean rolledBack = state != null && state.startsWith("40");
+            throw new Outcome(rolledBack ? OpType.FAIL : OpType.INFO, "at COMMIT: " + describe(e));
         }
         try {
             conn.setAutoCommit(true);
