@@ -99,10 +99,6 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     private volatile FlowControl flow = FlowControl.NONE;
     /** Certification of interactive blocks: fed every final delivery, in order (monitor held). */
     private Certifier certifier = new Certifier(DEFAULT_CERTIFICATION_WINDOW);
-    /** GSNs of delivered transactions not finished here yet (monitor held): the committed watermark is below the first. */
-    private final java.util.TreeSet<Long> unfinishedGsns = new java.util.TreeSet<>();
-    /** The last final delivery's GSN, set with the monitor held (unlike {@link #lastGsn}). */
-    private long orderedGsn;
     private final AtomicLong certifiedCommits = new AtomicLong(), certificationAborts = new AtomicLong(), ownCertificationAborts = new AtomicLong();
     private volatile boolean certifyBlocks;
 
@@ -231,7 +227,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
      * against everything delivered after it (some of which it may see too: that only aborts more).
      */
     public synchronized long committedThrough() {
-        return unfinishedGsns.isEmpty() ? orderedGsn : unfinishedGsns.first() - 1;
+        return doneBelow();
     }
 
     /** Blocks certified and committed / aborted by certification at this site (each site decides alike). */
@@ -407,7 +403,6 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         synchronized (this) {
             orderedUpTo = gsn;
             byMsg.remove(m.id());
-            orderedGsn = gsn;
             certifier.seen(gsn);
             boolean inState = gsn <= skipUpTo, committedBefore = !alreadyHave.isEmpty() && alreadyHave.contains(gsn);
             if (r.kind() == TxnRequest.Kind.CERTIFY && (inState || committedBefore || catchingUp)) {
@@ -433,12 +428,10 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             switch (r.kind()) {
                 case AUTOCOMMIT -> {
                     certifier.delivered(gsn, r.tables());
-                    unfinishedGsns.add(gsn);
                     orderedAutocommit(r, m.sender(), gsn);
                 }
                 case EXCLUSIVE -> {
                     certifier.delivered(gsn, TableSet.allTables());
-                    unfinishedGsns.add(gsn);
                     Txn t = newTxn(r, m.sender());
                     t.gsn = gsn;
                     unfinished.add(gsn);
@@ -463,7 +456,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
                     t.certification = d;
                     if (d.commit()) {
                         certifiedCommits.incrementAndGet();
-                        unfinishedGsns.add(gsn);
+                        unfinished.add(gsn);
                         t.work = r.asStatementLog();   // what the other sites replay
                         locks.enqueueFinal(r.id(), r.tables());
                     } else {
@@ -1107,7 +1100,6 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
 
     private void finish(Txn t) {
         RequestId id = t.request.id();
-        if (t.gsn > 0) unfinishedGsns.remove(t.gsn);
         if (t.origin && t.state == Txn.State.COMMITTED) phaseStats.record(t.phases);
         txns.remove(id);
         if (t.gsn > 0 && unfinished.remove(t.gsn) && catchingUp) notifyAll();
