@@ -37,7 +37,7 @@ public final class RejoinBench {
     public record Result(int scale, long missed, double transferSeconds, long caughtUp, double catchUpSeconds, double catchUpTps, double p50BeforeMs, double p99BeforeMs,
                          double p50DuringMs, double p99DuringMs, long txnsBefore, long txnsDuring, String replicas) {}
 
-    private static final String TPCB = "UPDATE pgbench_accounts SET abalance = abalance + %d WHERE aid = %d; "
+    static final String TPCB = "UPDATE pgbench_accounts SET abalance = abalance + %d WHERE aid = %d; "
             + "SELECT abalance FROM pgbench_accounts WHERE aid = %d; UPDATE pgbench_tellers SET tbalance = tbalance + %d WHERE tid = %d; "
             + "UPDATE pgbench_branches SET bbalance = bbalance + %d WHERE bid = %d; "
             + "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (%d, %d, %d, %d, CURRENT_TIMESTAMP)";

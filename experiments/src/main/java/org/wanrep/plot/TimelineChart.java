@@ -78,19 +78,7 @@ public final class TimelineChart {
         rl.setDefaultSeriesVisibleInLegend(false);
         XYPlot top = new XYPlot(tps, null, new NumberAxis("ok transactions / s"), rt);
         XYPlot bottom = new XYPlot(lat, null, new NumberAxis("mean latency of ok (ms)"), rl);
-        for (Interval f : faults) {
-            double start = f.startNanos() / 1e9;
-            double end = f.endNanos() < 0 ? seconds : Math.max(f.endNanos() / 1e9, start + 0.2);
-            for (XYPlot p : List.of(top, bottom)) {
-                IntervalMarker m = new IntervalMarker(start, end, new Color(255, 80, 80, 50));
-                if (p == top) {
-                    m.setLabel(f.kind() + " " + f.site());
-                    m.setLabelAnchor(RectangleAnchor.TOP_LEFT);
-                    m.setLabelTextAnchor(TextAnchor.TOP_LEFT);
-                }
-                p.addDomainMarker(m, Layer.BACKGROUND);
-            }
-        }
+        shade(List.of(top, bottom), faults, seconds);
         plot.add(top, 3);
         plot.add(bottom, 2);
         JFreeChart chart = new JFreeChart("history-check: ok transactions per site (faults shaded)", JFreeChart.DEFAULT_TITLE_FONT, plot, true);
@@ -99,4 +87,44 @@ public final class TimelineChart {
         return png;
     }
 
+    /** Shades each interval in every plot, labelled in the first. */
+    private static void shade(List<XYPlot> plots, List<? extends Interval> faults, double seconds) {
+        for (Interval f : faults) {
+            double start = f.startNanos() / 1e9;
+            double end = f.endNanos() < 0 ? seconds : Math.max(f.endNanos() / 1e9, start + 0.2);
+            for (XYPlot p : plots) {
+                IntervalMarker m = new IntervalMarker(start, end, new Color(255, 80, 80, 50));
+                if (p == plots.get(0)) {
+                    m.setLabel(f.kind() + " " + f.site());
+                    m.setLabelAnchor(RectangleAnchor.TOP_LEFT);
+                    m.setLabelTextAnchor(TextAnchor.TOP_LEFT);
+                }
+                p.addDomainMarker(m, Layer.BACKGROUND);
+            }
+        }
+    }
+
+    /**
+     * Counts per site in buckets of {@code bucketMs} milliseconds, drawn as a rate per second, with the
+     * intervals shaded (pause-bench's acknowledged updates).
+     */
+    public static Path writeRates(String title, String what, Map<String, long[]> perSite, int bucketMs, List<? extends Interval> faults, Path png) throws IOException {
+        XYSeriesCollection rates = new XYSeriesCollection();
+        double seconds = 0;
+        for (var e : perSite.entrySet()) {
+            XYSeries s = new XYSeries(e.getKey());
+            long[] c = e.getValue();
+            for (int i = 0; i < c.length; i++) s.add((i + 0.5) * bucketMs / 1000.0, c[i] * 1000.0 / bucketMs);
+            rates.addSeries(s);
+            seconds = Math.max(seconds, c.length * bucketMs / 1000.0);
+        }
+        XYLineAndShapeRenderer r = new XYLineAndShapeRenderer(true, false);
+        for (int i = 0; i < perSite.size(); i++) r.setSeriesPaint(i, PALETTE[i % PALETTE.length]);
+        XYPlot plot = new XYPlot(rates, new NumberAxis("seconds since the load started"), new NumberAxis(what), r);
+        shade(List.of(plot), faults, seconds);
+        JFreeChart chart = new JFreeChart(title, JFreeChart.DEFAULT_TITLE_FONT, plot, true);
+        Files.createDirectories(png.toAbsolutePath().getParent());
+        ChartUtils.saveChartAsPNG(png.toFile(), chart, 1100, 500);
+        return png;
+    }
 }
