@@ -29,6 +29,127 @@ public final class SessionCommands {
      * is_local argument is literally true, session-level advisory locks.
      */
     public static boolean changesSessionState(String sql) {
+        List<SqlLexer.Token> ts = SqlLexer.tokens(sql);
+        if (!plain(ts)) return changesSessionStateByText(sql);
+        int from = 0;
+        for (int i = 0; i <= ts.size(); i++) {
+            if (i < ts.size() && ts.get(i).kind() != SqlLexer.Kind.SEMICOLON) continue;
+            if (statementChangesSession(sql, ts, from, i)) return true;
+            from = i + 1;
+        }
+        return false;
+    }
+
+    /** True only if {@code sql} has a DISCARD ALL or DEALLOCATE [PREPARE] ALL statement (which drop every prepared statement). */
+    public static boolean discardsStatements(String sql) {
+        List<SqlLexer.Token> ts = SqlLexer.tokens(sql);
+        if (!plain(ts)) return discardsStatementsByText(sql);
+        List<String> words = new java.util.ArrayList<>();
+        for (int i = 0; i <= ts.size(); i++) {
+            if (i < ts.size() && ts.get(i).kind() != SqlLexer.Kind.SEMICOLON) {
+                if (ts.get(i).significant()) words.add(lower(sql, ts.get(i)));
+                continue;
+            }
+            if (words.equals(DISCARD_ALL) || words.equals(DEALLOCATE_ALL) || words.equals(DEALLOCATE_PREPARE_ALL)) return true;
+            words.clear();
+        }
+        return false;
+    }
+
+    private static final List<String> DISCARD_ALL = List.of("discard", "all"), DEALLOCATE_ALL = List.of("deallocate", "all"),
+            DEALLOCATE_PREPARE_ALL = List.of("deallocate", "prepare", "all");
+
+    // --- one pass over the tokens: the common case (every update's request at every site runs this) ---------------
+    // It answers as the text-based reading below would, or "changes" where that one would not (never the other way):
+    // no dollar-quoted body (read as text there) and nothing unterminated, or the text-based reading decides.
+
+    private static boolean plain(List<SqlLexer.Token> ts) {
+        for (SqlLexer.Token t : ts) if (t.kind() == SqlLexer.Kind.DOLLAR_STRING || t.unterminated()) return false;
+        return true;
+    }
+
+    private static boolean statementChangesSession(String sql, List<SqlLexer.Token> ts, int from, int to) {
+        int first = nextSignificant(ts, from, to);
+        if (first < 0) return false;
+        String w1 = lower(sql, ts.get(first));
+        if (SESSION_COMMANDS.contains(w1)) return true;
+        if (w1.equals("set")) {
+            int second = nextSignificant(ts, first + 1, to);
+            String w2 = second < 0 ? "" : lower(sql, ts.get(second));
+            // a word glued to what follows ("local=") is not the keyword: take it as a session SET
+            boolean glued = second >= 0 && second + 1 < to && ts.get(second + 1).significant() && !ts.get(second + 1).is(sql, "(");
+            if (glued || !w2.equals("local") && !w2.equals("transaction") && !w2.equals("constraints")) return true;
+        }
+        boolean declare = w1.equals("declare");
+        for (int i = first; i < to; i++) {
+            SqlLexer.Token t = ts.get(i);
+            if (!t.word() && t.kind() != SqlLexer.Kind.QUOTED_IDENT) continue;
+            List<String> runs = wordRuns(lower(sql, t));
+            for (String r : runs) if (r.equals("temp") || r.equals("temporary") || r.equals("pg_temp")) return true;
+            if (t.kind() == SqlLexer.Kind.QUOTED_IDENT) continue;   // its closing quote stands between a name and "("
+            String last = runs.isEmpty() ? "" : runs.get(runs.size() - 1);
+            int next = nextSignificant(ts, i + 1, to);
+            boolean call = next >= 0 && ts.get(next).is(sql, "(");
+            if (call && SESSION_LOCKS.contains(last)) return true;
+            if (call && last.equals("set_config") && !localSetConfig(sql, ts, next + 1, to)) return true;
+            if (declare && last.equals("with") && next >= 0 && (ts.get(next).word() || ts.get(next).kind() == SqlLexer.Kind.QUOTED_IDENT)) {
+                List<String> after = wordRuns(lower(sql, ts.get(next)));
+                if (!after.isEmpty() && after.get(0).equals("hold")) return true;
+            }
+        }
+        return false;
+    }
+
+    private static final Set<String> SESSION_LOCKS = Set.of("pg_advisory_lock", "pg_try_advisory_lock", "pg_advisory_lock_shared", "pg_try_advisory_lock_shared");
+
+    /** Whether the call's arguments, from just after its '(', are three with the third the keyword true. */
+    private static boolean localSetConfig(String sql, List<SqlLexer.Token> ts, int from, int to) {
+        int depth = 0, args = 0, inThird = 0;
+        boolean thirdIsTrue = false;
+        for (int i = from; i < to; i++) {
+            SqlLexer.Token t = ts.get(i);
+            if (!t.significant()) continue;
+            if (t.is(sql, "(")) depth++;
+            else if (t.is(sql, ")") && depth-- == 0) return args == 2 && inThird == 1 && thirdIsTrue;
+            else if (t.is(sql, ",") && depth == 0) {
+                args++;
+                continue;
+            }
+            if (args == 2) {
+                inThird++;
+                thirdIsTrue = t.word() && lower(sql, t).equals("true");
+            }
+        }
+        return false;   // no closing parenthesis: cannot tell
+    }
+
+    private static int nextSignificant(List<SqlLexer.Token> ts, int from, int to) {
+        for (int i = from; i < to; i++) if (ts.get(i).significant()) return i;
+        return -1;
+    }
+
+    /** A token's text in lower case (a quoted identifier with its quotes). */
+    private static String lower(String sql, SqlLexer.Token t) { return t.text(sql).toLowerCase(Locale.ROOT); }
+
+    /** The runs of [a-z0-9_] in a lower-cased word: what a regular expression's word boundaries see. */
+    private static List<String> wordRuns(String w) {
+        List<String> out = new java.util.ArrayList<>(1);
+        int start = -1;
+        for (int i = 0; i <= w.length(); i++) {
+            char c = i < w.length() ? w.charAt(i) : ' ';
+            boolean word = c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_';
+            if (word && start < 0) start = i;
+            else if (!word && start >= 0) {
+                out.add(start == 0 && i == w.length() ? w : w.substring(start, i));
+                start = -1;
+            }
+        }
+        return out;
+    }
+
+    // --- the same, read from each statement's normalized text (dollar-quoted bodies, unterminated texts) ------------
+
+    static boolean changesSessionStateByText(String sql) {
         for (String st : UnitClassifier.splitStatements(sql)) {
             String s = normalized(st);
             if (s.isEmpty()) continue;
@@ -45,8 +166,7 @@ public final class SessionCommands {
         return false;
     }
 
-    /** True only if {@code sql} has a DISCARD ALL or DEALLOCATE [PREPARE] ALL statement (which drop every prepared statement). */
-    public static boolean discardsStatements(String sql) {
+    static boolean discardsStatementsByText(String sql) {
         for (String st : UnitClassifier.splitStatements(sql)) {
             String s = normalized(st);
             if (s.equals("discard all") || s.equals("deallocate all") || s.equals("deallocate prepare all")) return true;
