@@ -6,7 +6,10 @@ public enum Delivery {
     RELIABLE,
     /** Total order (same GSN sequence at every member), not uniform. */
     AGREED,
-    /** Total order, delivered only once every member of the view holds the message (uniform). */
+    /**
+     * Total order, delivered only once a majority of the view holds the message (uniform: every member of
+     * every later primary view delivers it, in the same place, even if all that delivered it crash).
+     */
     SAFE,
     /** Optimistic delivery on arrival, then final delivery exactly like SAFE. */
     OPT_SAFE;

@@ -459,8 +459,10 @@ public final class ClientSession implements Runnable {
             if (bound.route() == a.route()) a = bound;
         }
         // paused, cut off or failed: this replica may be stale, so it answers nothing from it (session commands
-        // such as the SETs a driver sends at connect, which read no table, still work)
-        if (!sessionCommandsOnly(texts) && !servesData(unit)) return;
+        // such as the SETs a driver sends at connect, which read no table, still work); an autocommit update
+        // answered after uniform delivery needs no lease (see ReplicationEngine.ordersUpdatesWithoutLease)
+        boolean orderedAnswer = block == null && a.route() == Route.UPDATE && ctx.engine().ordersUpdatesWithoutLease();
+        if (!orderedAnswer && !sessionCommandsOnly(texts) && !servesData(unit)) return;
         if (a.route() == Route.REFUSED) {
             if (block != null) raiseInBlock(unit, a.error());
             else replyError(unit, a.error());

@@ -287,6 +287,22 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         return true;
     }
 
+    /**
+     * Whether an autocommit update may be taken now although this site's read lease ran out (a member of
+     * its view is paused or cut off and not yet excluded): under uniform delivery and symmetric execution
+     * its answer comes only after a majority of the primary component holds it and this replica ran it in
+     * its place in the total order, so it is right without the lease, and the majority keeps acknowledging
+     * updates while the minority member is silent. Under agreed delivery a cut-off sequencer could deliver
+     * it alone, and under a write-set policy another site's write set decides it: there the lease holds.
+     */
+    public boolean ordersUpdatesWithoutLease() {
+        Gcs g = gcs;
+        if (!delivery.uniform() || policy.kind() != ExecutionPolicy.Kind.SYMMETRIC) return false;
+        if (failure != null || g == null || catchingUp) return false;
+        var v = g.view();
+        return v != null && v.primary() && acceptedView == v;
+    }
+
     /** After a catch-up, the site serves again once this few deliveries wait behind. */
     private static final int DRAINED = 20;
     private volatile boolean draining;

@@ -26,7 +26,10 @@ import java.util.TreeSet;
  *
  * <p>Within an epoch (an installed primary view) the sender multicasts DATA, the sequencer assigns
  * slots in ORDER batches, every member acknowledges the prefix of slots it holds, AGREED messages are
- * delivered in slot order once held, SAFE and OPT_SAFE once every member holds them. The GSN is the
+ * delivered in slot order once held, SAFE and OPT_SAFE once a majority of the view's members holds them
+ * (uniform: any later primary view continues from a majority of this one, so one of its members holds
+ * the slot and the flush keeps it there; a paused or cut-off minority member does not hold delivery up
+ * until it is excluded). The GSN is the
  * count of delivered messages, so slots a flush had to skip leave no gap. At a view change every
  * member freezes and reports its state to the new sequencer, which plans the rest of the old epoch
  * ({@link FlushPlanner}) and installs the new one in two phases (proposal, commit).
@@ -252,6 +255,19 @@ public final class TotalOrderCore {
         }
     }
 
+    /**
+     * The highest slot that a majority of the installed view's members (this one included) hold with
+     * its data: a uniform delivery needs no more (see the class comment). What is dropped waits for
+     * every member ({@link #stableThrough}), since a flush starts from the slowest continuing member.
+     */
+    private long majorityHeldThrough() {
+        long[] held = new long[members.size()];
+        int i = 0;
+        for (String m : members) held[i++] = m.equals(self) ? heldThrough : ackHeld.getOrDefault(m, 0L);
+        java.util.Arrays.sort(held);
+        return held[held.length - (held.length / 2 + 1)];
+    }
+
     private long stableThrough() {
         long min = heldThrough;
         for (String m : members) if (!m.equals(self)) min = Math.min(min, ackHeld.getOrDefault(m, 0L));
@@ -266,7 +282,7 @@ public final class TotalOrderCore {
             if (a.id != null) {
                 Entry e = held.get(a.id);
                 if (e.delivery.uniform()) {
-                    if (stable < 0) stable = stableThrough();
+                    if (stable < 0) stable = majorityHeldThrough();
                     if (nextDeliver > stable) break;
                 }
                 e.delivered = true;
