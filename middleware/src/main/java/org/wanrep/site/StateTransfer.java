@@ -53,7 +53,7 @@ final class StateTransfer implements ReplicationEngine.StateTransferSource {
             try {
                 return transferFrom(s);
             } catch (Exception e) {
-                LOG.warn("site {}: state transfer from {} failed: {}", self, s, e.toString());
+                LOG.warn("site {}: state transfer from {} failed: {}", self, s, e.toString(), e);
                 last = e;
             }
         }

@@ -626,11 +626,14 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
                 alreadyHave.clear();
             }
         }
-        if (v.joined() && v.firstGsn() > lastGsn + 1 && catchUpSource != null && delivery.uniform()
+        // agreed delivery is not uniform: what this member delivered last (e.g. as a cut-off sequencer) may not be
+        // what the others ordered at the same GSNs, so its replica is replaced by a serving site's copy first
+        boolean replace = v.joined() && !delivery.uniform() && lastGsn > 0 && stateTransfer != null;
+        if (v.joined() && (v.firstGsn() > lastGsn + 1 || replace) && catchUpSource != null && (delivery.uniform() || replace)
                 && policy.kind() == ExecutionPolicy.Kind.SYMMETRIC && recordPositions) {
-            catchUp(v);
+            catchUp(v, replace);
             if (failure != null) return;
-        }
+        } else replace = false;
         if (v.joined() && v.firstGsn() > lastGsn + 1) {
             // back in the primary component (after a partition, or started late) without what the others
             // ordered meanwhile: serving from this replica would silently diverge
@@ -639,7 +642,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
                     + " from another site's (state transfer is not implemented yet) and start it again.");
             return;
         }
-        if (v.joined() && !delivery.uniform() && lastGsn > 0) {
+        if (v.joined() && !delivery.uniform() && lastGsn > 0 && !replace) {
             // agreed delivery is not uniform: what this member delivered outside the primary component (e.g. as
             // its sequencer) may not be what the others ordered at the same GSNs, even if the counts line up
             fail("site " + site + " re-entered the primary component at GSN " + v.firstGsn() + " after delivering up to GSN " + lastGsn
@@ -740,15 +743,21 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
      * the same rules; the new view's deliveries wait behind on the delivery thread. The site serves again once
      * every replayed transaction finished ({@link #current()} needs this view accepted).
      */
-    private void catchUp(GcsView v) {
+    private void catchUp(GcsView v, boolean replace) {
         long target = v.firstGsn() - 1;
         catchUpTarget = target;
         catchingUp = true;
         long start = System.nanoTime(), from = lastGsn;
-        LOG.info("site {} re-entered the primary component at GSN {} with its replica at GSN {}: catching up {} transactions",
-                site, v.firstGsn(), lastGsn, target - lastGsn);
+        LOG.info("site {} re-entered the primary component at GSN {} with its replica at GSN {}: {}",
+                site, v.firstGsn(), lastGsn, replace ? "state transfer (" + delivery.label() + " delivery is not uniform)"
+                        : "catching up " + (target - lastGsn) + " transactions");
         try {
             boolean transferred = false;
+            if (replace) {
+                transferState(v, true);
+                transferred = true;
+                from = Math.min(from, lastGsn);
+            }
             while (lastGsn < target && failure == null) {
                 List<OrderedLog.Entry> es;
                 try {
@@ -756,7 +765,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
                 } catch (Exception e) {
                     if (stateTransfer == null || transferred) throw e;
                     LOG.warn("site {} cannot catch up from the logs ({}): state transfer", site, e.getMessage());
-                    transferState(v);
+                    transferState(v, false);
                     transferred = true;
                     continue;
                 }
@@ -800,17 +809,22 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
      * deliveries up to x are then skipped). Nothing of this site may run meanwhile: what was fed finishes,
      * tentative work of the history it gave up is dropped.
      */
-    private void transferState(GcsView v) throws Exception {
+    private void transferState(GcsView v, boolean replace) throws Exception {
         synchronized (this) {
             for (Txn t : new ArrayList<>(txns.values())) if (!t.fin && t.request.kind() == TxnRequest.Kind.AUTOCOMMIT) abandon(t);
             while (failure == null && !txns.isEmpty()) wait(100);
         }
         long start = System.nanoTime(), x = stateTransfer.transfer(v);
         synchronized (this) {
-            lastGsn = orderedUpTo = Math.max(lastGsn, x);
+            // replacing a replica whose last deliveries may not be the group's: its own count means nothing now
+            lastGsn = orderedUpTo = replace ? x : Math.max(lastGsn, x);
             skipUpTo = x;
             alreadyHave.clear();
+            // the group may deliver again (up to x, skipped) a message this member had delivered on its own
+            if (replace) recentlyOrdered.clear();
         }
+        OrderedLog l = log;
+        if (replace && l != null) l.clear();   // it must never serve its own history to a site catching up
         lastTransfer = new CatchUp(x, (System.nanoTime() - start) / 1_000_000);
         LOG.info("site {}: state transferred, its replica has every GSN up to {}", site, x);
     }
