@@ -649,8 +649,23 @@ public final class TotalOrderCore {
 
     // ------------------------------------------------------------------ helpers
 
-    /** The members' own pre-check, with the sites this member delivered so far; the flush leader decides with the set after the flush. */
-    private boolean isMajority(List<String> ms) { return SiteSet.majority(ms, sites); }
+    /**
+     * The members' own pre-check: whether it takes part in the flush. The leader decides with the set the
+     * completed history ends with; a member that has not delivered a change yet (it holds it: changes are
+     * SAFE) also counts under the set its held changes lead to, so that it does not stay away from a flush
+     * whose set it lags behind. Being lenient here is safe: the leader's rule is the one that decides.
+     */
+    private boolean isMajority(List<String> ms) {
+        if (SiteSet.majority(ms, sites)) return true;
+        List<String> ahead = sites;
+        for (var e : slots.tailMap(nextDeliver).entrySet()) {
+            Entry h = e.getValue().id == null ? null : held.get(e.getValue().id);
+            if (h == null || h.sites == null) continue;
+            List<String> next = SiteSet.apply(ahead, h.sites);
+            if (next != null) ahead = next;
+        }
+        return ahead != sites && SiteSet.majority(ms, ahead);
+    }
 
     private static Set<String> sitesOf(List<String> ms) {
         Set<String> s = new TreeSet<>();
