@@ -143,6 +143,9 @@ public final class TotalOrderCore {
     public MsgId changeSites(List<String> newSites, byte[] payload, long now) {
         if (SiteSet.apply(sites, newSites) == null)
             throw new IllegalArgumentException("a configuration change adds or removes exactly one site: " + sites + " -> " + newSites);
+        // every member, and every restarted one, must name the same flush leader from its settings alone
+        if (!newSites.contains(cfg.sequencerSite()))
+            throw new IllegalArgumentException("site " + cfg.sequencerSite() + " is the sequencer site (it leads every flush): it cannot be removed");
         return multicast(payload, Delivery.SAFE, List.copyOf(newSites), now);
     }
 

@@ -123,6 +123,7 @@ class SiteChangeTest {
         Simulator sim = new Simulator(14, List.of("a", "b", "c"), null);
         sim.runUntil(500);
         assertThatThrownBy(() -> sim.changeSites(A, List.of("a", "b", "c", "d", "e"))).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> sim.changeSites(A, List.of("b", "c"))).hasMessageContaining("sequencer site");
         // two single changes ordered concurrently: each is judged against the set the one before it left
         sim.changeSites(A, List.of("a", "b", "c", "d"));
         sim.changeSites(B, List.of("a", "b", "c", "e"));
@@ -184,7 +185,7 @@ class SiteChangeTest {
                     Simulator.Node from = prim.get(r.nextInt(prim.size()));
                     List<String> cur = new ArrayList<>(from.core.sites());
                     if (cur.size() > 2 && r.nextBoolean()) {
-                        String gone = cur.remove(r.nextInt(cur.size()));
+                        String gone = cur.remove(1 + r.nextInt(cur.size() - 1));   // never s0, the sequencer site
                         if (sim.changeSites(from.name, cur) != null) stopAt.put(gone, t + 200 + r.nextInt(800));
                     } else {
                         String added = "s" + nextNew++;
