@@ -75,8 +75,11 @@ final class OwnCommands {
             return new Answer("SHOW", List.of("site", "certified_commits", "certification_aborts", "aborts_of_own_clients"),
                     List.of(List.of(ctx.site(), Long.toString(e.certifiedCommits()), Long.toString(e.certificationAborts()),
                             Long.toString(e.ownCertificationAborts()))));
+        // current() first: it ends the drain after a catch-up, which else only a client's request would (a site
+        // without clients showed "catching-up (lag 0)" for ever, and cluster check left its replica out)
+        boolean current = e.current();
         String state = e.failure() != null ? "stopped" : e.catchingUp() ? "catching-up (lag " + e.catchUpLag() + ")"
-                : e.current() ? "serving" : e.acceptedView() == null ? "joining" : "not current";
+                : current ? "serving" : e.acceptedView() == null ? "joining" : "not current";
         var view = e.view();
         List<List<String>> rows = new ArrayList<>();
         rows.add(List.of(ctx.site(), state, Long.toString(e.lastGsn()), Integer.toString(e.pending()),
