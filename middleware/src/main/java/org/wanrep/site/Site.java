@@ -100,9 +100,10 @@ public final class Site implements AutoCloseable {
         List<String> sites = sites(cluster);
         // the set the total order last gave this site wins over the files (cluster add-site/remove-site rewrite those too)
         Membership.Recorded recorded = Membership.read(Membership.fileIn(c.get("rejoin.log_dir"), name));
-        if (recorded != null && !new java.util.HashSet<>(recorded.sites()).equals(new java.util.HashSet<>(sites))) {
-            LOG.warn("site {}: the configuration names sites {}, the group set {} at GSN {}: using the group's", name, sites,
-                    recorded.sites(), recorded.gsn());
+        if (recorded != null) {
+            if (!new java.util.HashSet<>(recorded.sites()).equals(new java.util.HashSet<>(sites)))
+                LOG.warn("site {}: the configuration names sites {}, the group set {} at GSN {}: using the group's", name, sites,
+                        recorded.sites(), recorded.gsn());
             sites = recorded.sites();
         }
         if (!sites.contains(name)) throw new Config.ConfigException("site '" + name + "' is not one of " + sites
