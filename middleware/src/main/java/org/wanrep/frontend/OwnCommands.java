@@ -148,16 +148,24 @@ final class OwnCommands {
     private static Answer changeSites(SiteContext ctx, String user, boolean add, String site) {
         if (user == null || !user.equals(ctx.backend().user()))
             throw new IllegalArgumentException("permission denied: only " + ctx.backend().user() + " may add or remove sites");
+        // a new site needs a state transfer and catch-up (symmetric execution, uniform delivery); write-set
+        // policies also spread tables over the configured sites, which the running sites fixed when they started
+        if (ctx.engine().policy().kind() != org.wanrep.txn.ExecutionPolicy.Kind.SYMMETRIC || !ctx.engine().delivery().uniform())
+            throw new IllegalStateException("sites can be added and removed only under symmetric execution with safe or opt-safe delivery");
         org.wanrep.gcs.Gcs gcs = ctx.engine().gcs();
         List<String> next = new ArrayList<>(gcs.sites());
         if (add ? next.contains(site) : !next.remove(site))
-            throw new IllegalArgumentException("site " + site + (add ? " is already" : " is not") + " one of the configured sites " + gcs.sites());
+            throw new IllegalStateException("site " + site + (add ? " is already" : " is not") + " one of the configured sites " + gcs.sites());
         if (add) next.add(site);
-        if (next.isEmpty()) throw new IllegalArgumentException("the last site cannot be removed");
+        if (next.isEmpty()) throw new IllegalStateException("the last site cannot be removed");
         // nothing runs for it: the request only gives the change a GSN in every site's engine and log
         org.wanrep.txn.TxnRequest r = new org.wanrep.txn.TxnRequest(new org.wanrep.txn.RequestId(ctx.site(), -System.nanoTime()),
                 org.wanrep.txn.TxnRequest.Kind.SITES, org.wanrep.lock.TableSet.allTables(), "postgres", List.of(), System.currentTimeMillis(), 0);
-        gcs.changeSites(next, org.wanrep.txn.TxnRequestCodec.encode(r));
+        try {
+            gcs.changeSites(next, org.wanrep.txn.TxnRequestCodec.encode(r));
+        } catch (IllegalArgumentException | org.wanrep.gcs.NotPrimaryException e) {   // e.g. the sequencer site; a minority
+            throw new IllegalStateException(e.getMessage(), e);
+        }
         long until = System.nanoTime() + 60_000_000_000L;
         while (!new java.util.HashSet<>(gcs.sites()).equals(new java.util.HashSet<>(next))) {
             if (System.nanoTime() > until) throw new IllegalStateException("the change to " + next + " was not delivered here within 60 s");

@@ -216,6 +216,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
 
     /** The execution policy ({@code execution} setting). */
     public ExecutionPolicy policy() { return policy; }
+    public Delivery delivery() { return delivery; }
 
     /**
      * Whether interactive blocks may commit by certification ({@code blocks: certify}) instead of the
