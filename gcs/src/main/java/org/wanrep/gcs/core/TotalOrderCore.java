@@ -57,6 +57,7 @@ public final class TotalOrderCore {
     private long sitesGsn = 0;          // GSN of the change that set them (0: the initial configuration)
     private long reportedSitesGsn = 0;  // the last configuration given to the application
     private String excludedReason;      // set while this member's site is outside the installed epoch's configuration
+    private List<String> lastProposed;  // this member's latest change (only to check a next one it queues behind)
 
     // --- membership and epoch
     private Mode mode = Mode.NOT_PRIMARY;
@@ -121,6 +122,9 @@ public final class TotalOrderCore {
     public long deliveredGsn() { return gsn; }
     public String sequencer() { return mode == Mode.NORMAL ? sequencer : null; }
     public int heldCount() { return held.size(); }
+    /** The longest prefix of slots this member holds (order and data), and the next slot it will deliver (for tests). */
+    public long heldThrough() { return heldThrough; }
+    public long nextDeliver() { return nextDeliver; }
     /** The configured sites after this member's delivered prefix. */
     public List<String> sites() { return sites; }
     /** GSN of the configuration change that set {@link #sites()} (0: the initial configuration). */
@@ -141,8 +145,10 @@ public final class TotalOrderCore {
      * of its epoch holds it, so any later flush completes it and a primary after it counts the new set.
      */
     public MsgId changeSites(List<String> newSites, byte[] payload, long now) {
-        if (SiteSet.apply(sites, newSites) == null)
+        // one site from the set in force, or from this member's own last change (queued changes judge one after the other)
+        if (SiteSet.apply(sites, newSites) == null && (lastProposed == null || SiteSet.apply(lastProposed, newSites) == null))
             throw new IllegalArgumentException("a configuration change adds or removes exactly one site: " + sites + " -> " + newSites);
+        lastProposed = List.copyOf(newSites);
         // every member, and every restarted one, must name the same flush leader from its settings alone
         if (!newSites.contains(cfg.sequencerSite()))
             throw new IllegalArgumentException("site " + cfg.sequencerSite() + " is the sequencer site (it leads every flush): it cannot be removed");
