@@ -141,8 +141,8 @@ public final class TotalOrderCore {
     /**
      * Orders a configuration change: at its GSN every member switches to {@code newSites} (if it adds or
      * removes exactly one site of the set then in force, else every member ignores it), then delivers
-     * {@code payload} as an ordinary SAFE message. SAFE: a member that delivered it knows every member
-     * of its epoch holds it, so any later flush completes it and a primary after it counts the new set.
+     * {@code payload} as an ordinary SAFE message. SAFE (uniform): once any member delivered it, every later
+     * primary continues from a member that holds it, so its flush completes the change and counts the new set.
      */
     public MsgId changeSites(List<String> newSites, byte[] payload, long now) {
         // one site from the set in force, or from this member's own last change (queued changes judge one after the other)
@@ -660,9 +660,9 @@ public final class TotalOrderCore {
 
     /**
      * The members' own pre-check: whether it takes part in the flush. The leader decides with the set the
-     * completed history ends with; a member that has not delivered a change yet (it holds it: changes are
-     * SAFE) also counts under the set its held changes lead to, so that it does not stay away from a flush
-     * whose set it lags behind. Being lenient here is safe: the leader's rule is the one that decides.
+     * completed history ends with; a member that holds changes it has not delivered yet also counts under
+     * the set they lead to, so that it does not stay away from a flush whose set it lags behind. Being
+     * lenient here is safe: the leader's rule is the one that decides.
      */
     private boolean isMajority(List<String> ms) {
         if (SiteSet.majority(ms, sites)) return true;

@@ -119,32 +119,32 @@ class SiteChangeTest {
     }
 
     /**
-     * Five sites, d and e down: epoch {a,b,c}. c orders the removal of e, then of d; a and c deliver both, b holds
-     * them but never hears that everyone does (its links from a and c go silent). c crashes. a and b are 2 of 3
-     * under the set after the history, and 2 of the epoch's 3 members: primary. b, judging by the five sites it
-     * has delivered, is 2 of 5 and would not take part in the flush; the changes it holds make it count 2 of 3.
+     * Five sites, d and e down: epoch {a,b,c}, b its sequencer. b orders the removal of e, then of d, and holds
+     * both at once; its links from a and c go silent before any acknowledgement arrives, so a and c deliver both
+     * and b neither. c crashes. a and b are 2 of 3 under the set after the history, and 2 of the epoch's 3
+     * members: primary. b, judging by the five sites it has delivered, is 2 of 5 and would stay away from the
+     * flush it must lead; the changes it holds make it count 2 of 3.
      */
     @Test
     void aMemberThatHoldsUndeliveredChangesTakesPartInTheFlush() {
         String e = Members.name("e", "1");
-        for (long seed = 1; seed < 200; seed++) {
-            Simulator sim = new Simulator(seed, List.of("a", "b", "c", "d", "e"), "a");
+        for (long seed = 1; seed < 50; seed++) {
+            Simulator sim = new Simulator(seed, List.of("a", "b", "c", "d", "e"), "b");
             sim.maxDelayMs(5);
             sim.runUntil(300);
             sim.crash(D);
             sim.crash(e);
             sim.runUntil(800);
-            if (!sim.isPrimary(A) || !sim.checker.lastPrimary.equals(List.of(A, B, C))) continue;
+            if (!sim.isPrimary(B) || !sim.checker.lastPrimary.equals(List.of(A, B, C))) continue;
             var bc = sim.nodes.get(B).core;
-            sim.changeSites(C, List.of("a", "b", "c", "d"));
-            sim.changeSites(C, List.of("a", "b", "c"));
-            long until = sim.now() + 200;
-            while (sim.now() < until && bc.heldThrough() < bc.nextDeliver() + 1) sim.runUntil(sim.now() + 1);
-            if (bc.heldThrough() < bc.nextDeliver() + 1) continue;   // b delivered one already: another schedule
+            sim.changeSites(B, List.of("a", "b", "c", "d"));
+            sim.changeSites(B, List.of("a", "b", "c"));
+            assertThat(bc.heldThrough()).as("the sequencer holds its own changes at once").isGreaterThanOrEqualTo(bc.nextDeliver() + 1);
             sim.dropLink(A, B);
             sim.dropLink(C, B);
             sim.runUntil(sim.now() + 300);
-            if (!sim.sitesOf(A).equals(List.of("a", "b", "c")) || bc.sites().size() != 5) continue;
+            assertThat(sim.sitesOf(A)).containsExactly("a", "b", "c");
+            assertThat(bc.sites()).hasSize(5);
             sim.crash(C);
             sim.runUntil(sim.now() + 1500);
             assertThat(sim.isPrimary(A)).as("seed %d: a", seed).isTrue();
@@ -153,7 +153,7 @@ class SiteChangeTest {
             sim.checker.checkEnd(List.of(A, B));
             return;
         }
-        throw new AssertionError("no schedule produced the lag");
+        throw new AssertionError("no schedule started with epoch {a,b,c}");
     }
 
     @Test
