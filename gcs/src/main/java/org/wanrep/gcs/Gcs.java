@@ -9,6 +9,22 @@ public interface Gcs extends AutoCloseable {
      */
     MsgId multicast(byte[] payload, Delivery delivery);
 
+    /**
+     * Orders a change of the configured sites (add or remove exactly one): every member switches to
+     * {@code sites} at the change's GSN (told by {@link GcsListener#sitesChanged}), then gets
+     * {@code payload} as a SAFE ordered delivery at that GSN. A change that no longer adds or removes
+     * exactly one site when its turn comes (another change went first) is ignored everywhere.
+     *
+     * @throws IllegalArgumentException if it does not add or remove exactly one site of {@link #sites()}
+     * @throws NotPrimaryException      outside the primary component
+     */
+    default MsgId changeSites(java.util.List<String> sites, byte[] payload) {
+        throw new UnsupportedOperationException("configuration changes are not supported by " + getClass().getSimpleName());
+    }
+
+    /** The configured sites after this member's delivered prefix (they decide the primary component). */
+    default java.util.List<String> sites() { throw new UnsupportedOperationException(); }
+
     /** This member's name ({@code site/incarnation}). */
     String self();
 

@@ -27,4 +27,11 @@ public interface GcsListener {
      * before the message was ordered. The application must treat the request as failed.
      */
     default void undeliverable(MsgId id, Delivery delivery, String reason) {}
+
+    /**
+     * The configured sites are now {@code sites}, from the configuration change ordered at {@code gsn}
+     * (called before that change's own {@link #ordered} delivery), or, for a member that entered the
+     * primary component without the history (a joiner), the set in force when it joined (before its view).
+     */
+    default void sitesChanged(java.util.List<String> sites, long gsn) {}
 }

@@ -19,7 +19,7 @@ import java.util.concurrent.Callable;
 @Command(name = "cluster", mixinStandardHelpOptions = true,
         description = "A local multi-site cluster: one PostgreSQL replica and one middleware process per site.",
         subcommands = {ClusterCommand.Up.class, ClusterCommand.Down.class, ClusterCommand.Status.class, ClusterCommand.Check.class,
-                ClusterCommand.StopSite.class, ClusterCommand.StartSite.class})
+                ClusterCommand.StopSite.class, ClusterCommand.StartSite.class, ClusterCommand.AddSite.class, ClusterCommand.RemoveSite.class})
 public final class ClusterCommand implements Runnable {
     @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
@@ -88,6 +88,42 @@ public final class ClusterCommand implements Runnable {
                 LocalCluster.startSite(dir, site, System.out);
                 return 0;
             } catch (IOException e) {
+                System.err.println(e.getMessage());
+                return 1;
+            }
+        }
+    }
+
+    @Command(name = "add-site", mixinStandardHelpOptions = true,
+            description = "Add a site to the running cluster in DIR: initdb, order the addition through a serving site, start its "
+                    + "middleware; it takes a state transfer, catches up, then serves. With a latency matrix the site must be one of its sites.")
+    static final class AddSite implements Callable<Integer> {
+        @Option(names = "--dir", required = true) Path dir;
+        @Option(names = "--name", description = "the new site's name (default: the matrix's first site not in the cluster, or siteN)") String name;
+
+        @Override public Integer call() throws Exception {
+            try {
+                LocalCluster.addSite(dir, name, System.out);
+                return 0;
+            } catch (IllegalArgumentException | IOException | java.sql.SQLException e) {
+                System.err.println(e.getMessage());
+                return 1;
+            }
+        }
+    }
+
+    @Command(name = "remove-site", mixinStandardHelpOptions = true,
+            description = "Remove a site from the running cluster in DIR: the removal is ordered, the site stops by itself, its "
+                    + "PostgreSQL is stopped and it leaves the configuration (its files stay).")
+    static final class RemoveSite implements Callable<Integer> {
+        @Option(names = "--dir", required = true) Path dir;
+        @Option(names = "--site", required = true) String site;
+
+        @Override public Integer call() throws Exception {
+            try {
+                LocalCluster.removeSite(dir, site, System.out);
+                return 0;
+            } catch (IllegalArgumentException | IOException | java.sql.SQLException e) {
                 System.err.println(e.getMessage());
                 return 1;
             }

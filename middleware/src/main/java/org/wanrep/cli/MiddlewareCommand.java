@@ -57,6 +57,10 @@ public final class MiddlewareCommand implements Callable<Integer> {
         Runtime.getRuntime().addShutdownHook(hook);
         String reason = s.awaitStopped();
         exited.countDown();
+        if (reason != null && s.removed()) {
+            System.out.printf("wanrep site %s: %s%n", site, reason);
+            return 0;
+        }
         if (reason != null) {
             // stopped by itself (fail-stop): the process ends too, so nothing looks alive that serves nothing
             System.err.printf("wanrep site %s stopped: %s%n", site, reason);

@@ -100,6 +100,145 @@ public final class LocalCluster {
     }
 
     /**
+     * Adds a site to the running cluster in {@code dir} (symmetric execution; see docs/architecture.md,
+     * "Membership"): initdb of its replica, then the addition ordered through a serving site (every site
+     * switches its configured sites at that GSN), then the configuration rewritten with the new site
+     * ({@code gcs.bootstrap = off} for it: it only joins a group with a history) and its middleware started;
+     * it takes a state transfer from a serving site, catches up, then serves. With a latency matrix the new
+     * site must be one of the matrix's sites (its delays are the matrix's row; default: the first one not yet
+     * in the cluster); without one any name (default: siteN).
+     */
+    public static ClusterLayout.SiteEntry addSite(Path dir, String name, PrintStream out) throws Exception {
+        dir = dir.toAbsolutePath();
+        ClusterLayout layout = ClusterLayout.read(dir);
+        Path confFile = ClusterLayout.configFile(dir);
+        Config cfg = Config.load(confFile, List.of());
+        List<String> sites = new ArrayList<>(List.of(cfg.get("sites").split(",")));
+        String matrixName = cfg.get("latency_matrix");
+        LatencyMatrix m = matrixName == null || matrixName.equals("none") ? null : LatencyMatrix.load(matrixName);
+        if (name == null) {
+            if (m != null) name = m.sites().stream().filter(x -> !sites.contains(x)).findFirst().orElseThrow(() ->
+                    new IllegalArgumentException("every site of latency matrix " + matrixName + " is in the cluster already: no row for another"));
+            else for (int i = sites.size() + 1; name == null; i++) if (!sites.contains("site" + i)) name = "site" + i;
+        }
+        if (sites.contains(name)) throw new IllegalArgumentException("site " + name + " is in the cluster already");
+        if (m != null && !m.sites().contains(name))
+            throw new IllegalArgumentException("site " + name + " is not one of latency matrix " + matrixName + "'s sites " + m.sites()
+                    + ": the WAN emulation has no delays for it (pick one of them with --name)");
+        if (!name.matches("[A-Za-z0-9_\\-]+")) throw new IllegalArgumentException("bad site name '" + name + "'");
+        ClusterLayout.SiteEntry via = servingSite(layout, null);
+
+        int pg = LocalPostgres.freePort(), proxy = LocalPostgres.freePort(), gcs = freeGcsPort();
+        Path data = dir.resolve(name).resolve("pgdata");
+        out.printf("site %s: initdb and start PostgreSQL on port %d...%n", name, pg);
+        LocalPostgres.create(data, pg, false);
+
+        out.printf("site %s: ordering its addition through site %s...%n", name, via.name());
+        String now = orderChange(via, "add", name);
+        out.printf("configured sites are now %s%n", now);
+
+        Map<String, String> conf = new LinkedHashMap<>(cfg.explicit());
+        // the sequencer site leads every flush: a restarted site must name the one the running ones derived
+        conf.putIfAbsent("sequencer", sites.get(0));
+        sites.add(name);
+        conf.put("sites", String.join(",", sites));
+        conf.put("site." + name + ".postgres.port", Integer.toString(pg));
+        conf.put("site." + name + ".proxy.port", Integer.toString(proxy));
+        conf.put("site." + name + ".gcs.port", Integer.toString(gcs));
+        conf.put("site." + name + ".gcs.bootstrap", "off");
+        conf.put("site." + name + ".rejoin.log_dir", dir.resolve(name).toString());
+        conf.put("site." + name + ".postgres.socket_dir", data.toString());
+        writeConfig(confFile, Config.build(conf, List.of()), "cluster add-site " + name);
+
+        Path log = dir.resolve(name).resolve("middleware.log");
+        out.printf("site %s: starting middleware (proxy port %d, gcs port %d)...%n", name, proxy, gcs);
+        Process p = startMiddleware(confFile, name, log);
+        ClusterLayout.SiteEntry e = new ClusterLayout.SiteEntry(name, "127.0.0.1", proxy, "127.0.0.1", pg, gcs, data.toString(), p.pid(), log.toString());
+        List<ClusterLayout.SiteEntry> all = new ArrayList<>(layout.sites());
+        all.add(e);
+        new ClusterLayout(all).write(dir);
+        awaitPort(e, Duration.ofMinutes(10));   // a state transfer of a large replica takes a while
+        out.printf("site %s: up (state transferred from a serving site, then caught up)%n", name);
+        return e;
+    }
+
+    /**
+     * Removes a site from the running cluster in {@code dir}: the removal is ordered through another serving
+     * site, the removed site's middleware stops by itself when it delivers it, its PostgreSQL is stopped, and it
+     * leaves the configuration and cluster.json (its directory stays). The others' majority is counted among
+     * the remaining sites from the removal's GSN on.
+     */
+    public static void removeSite(Path dir, String site, PrintStream out) throws Exception {
+        dir = dir.toAbsolutePath();
+        ClusterLayout layout = ClusterLayout.read(dir);
+        ClusterLayout.SiteEntry gone = entry(dir, site);
+        Path confFile = ClusterLayout.configFile(dir);
+        Config cfg = Config.load(confFile, List.of());
+        List<String> sites = new ArrayList<>(List.of(cfg.get("sites").split(",")));
+        if (!sites.remove(site)) throw new IllegalArgumentException("site " + site + " is not one of the configured sites " + cfg.get("sites"));
+        if (sites.isEmpty()) throw new IllegalArgumentException("the last site cannot be removed: 'wanrep cluster down' instead");
+        String sequencer = cfg.get("sequencer") == null || cfg.get("sequencer").isEmpty() ? cfg.get("sites").split(",")[0] : cfg.get("sequencer");
+        if (sequencer.equals(site))
+            throw new IllegalArgumentException("site " + site + " is the sequencer site (it leads every flush of the group): it cannot be removed");
+        ClusterLayout.SiteEntry via = servingSite(layout, site);
+        out.printf("site %s: ordering its removal through site %s...%n", site, via.name());
+        String now = orderChange(via, "remove", site);
+        out.printf("configured sites are now %s%n", now);
+        ProcessHandle.of(gone.middleware_pid()).ifPresent(ph -> {
+            try {
+                ph.onExit().get(30, java.util.concurrent.TimeUnit.SECONDS);   // it stops by itself at its removal
+            } catch (Exception ex) {
+                ph.destroy();
+            }
+        });
+        try {
+            LocalPostgres.existing(Path.of(gone.data_dir()), gone.pg_port()).stopIfRunning();
+        } catch (IOException ex) {
+            out.printf("site %s: PostgreSQL: %s%n", site, ex.getMessage());
+        }
+        Map<String, String> conf = new LinkedHashMap<>(cfg.explicit());
+        conf.keySet().removeIf(k -> k.startsWith("site." + site + "."));
+        conf.putIfAbsent("sequencer", sequencer);
+        conf.put("sites", String.join(",", sites));
+        writeConfig(confFile, Config.build(conf, List.of()), "cluster remove-site " + site);
+        List<ClusterLayout.SiteEntry> rest = new ArrayList<>(layout.sites());
+        rest.removeIf(x -> x.name().equals(site));
+        new ClusterLayout(rest).write(dir);
+        out.printf("site %s: removed (its files stay in %s)%n", site, dir.resolve(site));
+    }
+
+    private static void writeConfig(Path confFile, Config cfg, String by) throws IOException {
+        StringBuilder sb = new StringBuilder("# generated by 'wanrep cluster up', changed by 'wanrep " + by + "'\n");
+        for (var e : cfg.explicit().entrySet()) sb.append(e.getKey()).append('=').append(e.getValue()).append('\n');
+        Path tmp = confFile.resolveSibling(confFile.getFileName() + ".new");
+        Files.deleteIfExists(tmp);
+        org.wanrep.tls.Certificates.writeOwnerOnly(tmp, sb.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        Files.move(tmp, confFile, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+    }
+
+    /** A site other than {@code except} whose proxy says it serves. */
+    private static ClusterLayout.SiteEntry servingSite(ClusterLayout layout, String except) throws IOException {
+        for (ClusterLayout.SiteEntry e : layout.sites()) {
+            if (e.name().equals(except)) continue;
+            List<String> st = siteState(e, "postgres");
+            if (st != null && st.get(0).equals("serving")) return e;
+        }
+        throw new IOException("no site of the cluster serves just now: a membership change needs the primary component");
+    }
+
+    /** {@code SHOW wanrep.sites add|remove NAME} at a site: answered once that site delivered the change. */
+    private static String orderChange(ClusterLayout.SiteEntry via, String verb, String site) throws SQLException {
+        Properties p = new Properties();
+        p.setProperty("user", "postgres");
+        p.setProperty("connectTimeout", "10");
+        try (Connection c = DriverManager.getConnection("jdbc:postgresql://" + via.proxy_host() + ":" + via.proxy_port() + "/postgres", p);
+             java.sql.Statement st = c.createStatement(); java.sql.ResultSet rs = st.executeQuery("SHOW wanrep.sites " + verb + " " + site)) {
+            rs.next();
+            return rs.getString(1);
+        }
+    }
+
+    /**
      * DIR/tls: a CA made for this cluster only (its key is kept, owner-only, to sign client
      * certificates if wanted) and the proxies' certificate for localhost and 127.0.0.1, signed by it.
      */

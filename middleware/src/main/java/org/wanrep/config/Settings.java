@@ -48,6 +48,7 @@ public final class Settings {
             Setting.of("gcs.port", "7800", "JGroups TCP port of this site's member"),
             Setting.of("gcs.jitter_ms", "0", "uniform jitter added to emulated WAN delays"),
             Setting.of("gcs.ack_interval_ms", "2", "minimum interval between stability acknowledgements"),
+            Setting.choice("gcs.bootstrap", "on", "whether this site may start a new group's history with the others (on), or only join a group that has one (off: a site added to a running cluster by `cluster add-site`, which starts empty and must never begin a history of its own)", "on", "off"),
             Setting.of("gcs.secret_file", "", "file holding the key all sites share (base64 of 32 random bytes, mode 0600; `wanrep cluster up` and `wanrep-deploy init` make one): traffic between sites is encrypted and authenticated with it, and a process without it cannot join the group (empty: clear text, anyone who can reach gcs.port can join)"),
             Setting.of("postgres.host", "127.0.0.1", "this site's PostgreSQL replica"),
             Setting.of("postgres.port", "5432", "port of this site's PostgreSQL replica"),

@@ -37,7 +37,12 @@ final class OwnCommands {
     static Answer answer(String sql, SiteContext ctx) { return answer(sql, ctx, null); }
 
     /** As {@link #answer(String, SiteContext)} for a session authenticated as {@code user}. */
+    /** Membership: orders the addition or removal of one site through the total order (the replica's user only). */
+    private static final Pattern SITES_CHANGE = Pattern.compile("(?is)\\s*show\\s+wanrep\\.sites\\s+(add|remove)\\s+([A-Za-z0-9_\\-]+)\\s*;?\\s*");
+
     static Answer answer(String sql, SiteContext ctx, String user) {
+        Matcher sc = SITES_CHANGE.matcher(sql);
+        if (sc.matches()) return changeSites(ctx, user, sc.group(1).equalsIgnoreCase("add"), sc.group(2));
         Matcher lr = LOG_RANGE.matcher(sql);
         if (lr.matches()) return logRange(ctx, user, Long.parseLong(lr.group(1)), Long.parseLong(lr.group(2)), Integer.parseInt(lr.group(3)));
         Matcher sn = SNAPSHOT.matcher(sql);
@@ -70,8 +75,11 @@ final class OwnCommands {
             return new Answer("SHOW", List.of("site", "certified_commits", "certification_aborts", "aborts_of_own_clients"),
                     List.of(List.of(ctx.site(), Long.toString(e.certifiedCommits()), Long.toString(e.certificationAborts()),
                             Long.toString(e.ownCertificationAborts()))));
+        // current() first: it ends the drain after a catch-up, which else only a client's request would (a site
+        // without clients showed "catching-up (lag 0)" for ever, and cluster check left its replica out)
+        boolean current = e.current();
         String state = e.failure() != null ? "stopped" : e.catchingUp() ? "catching-up (lag " + e.catchUpLag() + ")"
-                : e.current() ? "serving" : e.acceptedView() == null ? "joining" : "not current";
+                : current ? "serving" : e.acceptedView() == null ? "joining" : "not current";
         var view = e.view();
         List<List<String>> rows = new ArrayList<>();
         rows.add(List.of(ctx.site(), state, Long.toString(e.lastGsn()), Integer.toString(e.pending()),
@@ -133,8 +141,41 @@ final class OwnCommands {
         return new Answer("SHOW", List.of("token", "gsn", "database", "snapshot", "sequences"), rows);
     }
 
+    /**
+     * Orders the change and answers once this site delivered it (the configured sites it then has, and the
+     * GSN); the change is refused here if it does not add or remove exactly one site of the current set.
+     */
+    private static Answer changeSites(SiteContext ctx, String user, boolean add, String site) {
+        if (user == null || !user.equals(ctx.backend().user()))
+            throw new IllegalArgumentException("permission denied: only " + ctx.backend().user() + " may add or remove sites");
+        // a new site needs a state transfer and catch-up (symmetric execution, uniform delivery); write-set
+        // policies also spread tables over the configured sites, which the running sites fixed when they started
+        if (ctx.engine().policy().kind() != org.wanrep.txn.ExecutionPolicy.Kind.SYMMETRIC || !ctx.engine().delivery().uniform())
+            throw new IllegalStateException("sites can be added and removed only under symmetric execution with safe or opt-safe delivery");
+        org.wanrep.gcs.Gcs gcs = ctx.engine().gcs();
+        List<String> next = new ArrayList<>(gcs.sites());
+        if (add ? next.contains(site) : !next.remove(site))
+            throw new IllegalStateException("site " + site + (add ? " is already" : " is not") + " one of the configured sites " + gcs.sites());
+        if (add) next.add(site);
+        if (next.isEmpty()) throw new IllegalStateException("the last site cannot be removed");
+        // nothing runs for it: the request only gives the change a GSN in every site's engine and log
+        org.wanrep.txn.TxnRequest r = new org.wanrep.txn.TxnRequest(new org.wanrep.txn.RequestId(ctx.site(), -System.nanoTime()),
+                org.wanrep.txn.TxnRequest.Kind.SITES, org.wanrep.lock.TableSet.allTables(), "postgres", List.of(), System.currentTimeMillis(), 0);
+        try {
+            gcs.changeSites(next, org.wanrep.txn.TxnRequestCodec.encode(r));
+        } catch (IllegalArgumentException | org.wanrep.gcs.NotPrimaryException e) {   // e.g. the sequencer site; a minority
+            throw new IllegalStateException(e.getMessage(), e);
+        }
+        long until = System.nanoTime() + 60_000_000_000L;
+        while (!new java.util.HashSet<>(gcs.sites()).equals(new java.util.HashSet<>(next))) {
+            if (System.nanoTime() > until) throw new IllegalStateException("the change to " + next + " was not delivered here within 60 s");
+            try { Thread.sleep(10); } catch (InterruptedException e) { Thread.currentThread().interrupt(); throw new IllegalStateException("interrupted"); }
+        }
+        return new Answer("SHOW", List.of("sites"), List.of(List.of(String.join(",", gcs.sites()))));
+    }
+
     static boolean matches(String sql) {
-        if (ISOLATE.matcher(sql).matches() || LOG_RANGE.matcher(sql).matches() || SNAPSHOT.matcher(sql).matches()) return true;
+        if (SITES_CHANGE.matcher(sql).matches() || ISOLATE.matcher(sql).matches() || LOG_RANGE.matcher(sql).matches() || SNAPSHOT.matcher(sql).matches()) return true;
         Matcher m = COMMAND.matcher(sql);
         return m.matches() && !(m.group(1).equalsIgnoreCase("reset") && !m.group(2).equalsIgnoreCase("phases"));
     }

@@ -45,6 +45,7 @@ public final class Site implements AutoCloseable {
     private final java.util.concurrent.CountDownLatch down = new java.util.concurrent.CountDownLatch(1);
     /** Why the site stopped by itself (fail-stop), or null. */
     private final java.util.concurrent.atomic.AtomicReference<String> stopReason = new java.util.concurrent.atomic.AtomicReference<>();
+    private volatile boolean removed;
 
     /** A site that cannot start or go on: its replica no longer follows the others. */
     public static final class SiteStoppedException extends Exception {
@@ -95,9 +96,18 @@ public final class Site implements AutoCloseable {
      */
     public static Site start(Config cluster, String name, Duration joinTimeout,
                              java.util.function.UnaryOperator<org.wanrep.gcs.GcsListener> listenerWrapper) throws Exception {
-        List<String> sites = sites(cluster);
-        if (!sites.contains(name)) throw new Config.ConfigException("site '" + name + "' is not one of " + sites);
         Config c = cluster.forSite(name);
+        List<String> sites = sites(cluster);
+        // the set the total order last gave this site wins over the files (cluster add-site/remove-site rewrite those too)
+        Membership.Recorded recorded = Membership.read(Membership.fileIn(c.get("rejoin.log_dir"), name));
+        if (recorded != null) {
+            if (!new java.util.HashSet<>(recorded.sites()).equals(new java.util.HashSet<>(sites)))
+                LOG.warn("site {}: the configuration names sites {}, the group set {} at GSN {}: using the group's", name, sites,
+                        recorded.sites(), recorded.gsn());
+            sites = recorded.sites();
+        }
+        if (!sites.contains(name)) throw new Config.ConfigException("site '" + name + "' is not one of " + sites
+                + (recorded != null ? " (it was removed from the cluster at GSN " + recorded.gsn() + ")" : ""));
         // a missing, unreadable or too open secret stops the site before it holds anything
         if (!c.get("gcs.secret_file").isEmpty()) org.wanrep.gcs.jgroups.GcsSecret.load(java.nio.file.Path.of(c.get("gcs.secret_file")));
         else LOG.warn("gcs.secret_file is not set: traffic between sites is in clear text and any process that reaches {}:{} can join the group",
@@ -169,22 +179,24 @@ public final class Site implements AutoCloseable {
             engine.catchUpFrom(new LogFetcher(cluster, name));
             executor.recordPositionsIn(target);
             engine.stateTransferFrom(new StateTransfer(cluster, name, target, pool));
+            engine.newSite(c.get("gcs.bootstrap").equals("off"));
         }
         String logDir = c.get("rejoin.log_dir");
         engine.keepLog(logDir == null || logDir.isBlank() ? org.wanrep.txn.OrderedLog.inMemory(c.getInt("rejoin.log_window"))
                 : org.wanrep.txn.OrderedLog.open(java.nio.file.Path.of(logDir).resolve(name + ".orderlog"), c.getInt("rejoin.log_window")));
         LatencyMatrix matrix = matrix(c);
         List<String> hosts = new ArrayList<>();
-        for (String s : sites) {
+        for (String s : sites(cluster)) {   // discovery: every site whose address the configuration gives
             Config sc = cluster.forSite(s);
             hosts.add(sc.get("gcs.host") + "[" + sc.getInt("gcs.port") + "]");
         }
         String incarnation = Long.toString(System.currentTimeMillis());
         GcsSettings gs = new GcsSettings(c.get("cluster.name"), name, incarnation, sites, c.get("sequencer"), c.get("gcs.host"),
-                c.getInt("gcs.port"), hosts, matrix, c.getDouble("gcs.jitter_ms"), c.getInt("gcs.ack_interval_ms"), true)
+                c.getInt("gcs.port"), hosts, matrix, c.getDouble("gcs.jitter_ms"), c.getInt("gcs.ack_interval_ms"), c.get("gcs.bootstrap").equals("on"))
                 .withSecretFile(c.get("gcs.secret_file").isEmpty() ? null : java.nio.file.Path.of(c.get("gcs.secret_file")));
         FlowControl flow = new FlowControl(name, c.getInt("flow.max_backlog"), c.getInt("flow.wait_timeout_ms"), c.getInt("flow.report_interval_ms"));
-        JGroupsGcs gcs = JGroupsGcs.start(gs, listenerWrapper.apply(flow.intercept(engine)));
+        Membership membership = new Membership(name, Membership.fileIn(logDir, name), listenerWrapper.apply(flow.intercept(engine)));
+        JGroupsGcs gcs = JGroupsGcs.start(gs, membership);
         // not with opt-safe: a tentative transaction revoked in favour of a certified block can wait in PostgreSQL
         // on the block's prepared locks while the block waits for it to roll back (if its cancel came too early)
         engine.certification(c.get("blocks").equals("certify") && !c.get("delivery").equals("opt-safe"), c.getInt("blocks.certification_window"));
@@ -255,6 +267,13 @@ public final class Site implements AutoCloseable {
         proxy.onFatal(engine::fail);
         executor.onFatal(engine::fail);
         if (channel != null) channel.onFatal(engine::fail);
+        // removed from the cluster: leave the group cleanly once the removal is delivered (its GSN is done here)
+        membership.onRemoved(reason -> Thread.ofPlatform().name("wanrep-removed-" + name).start(() -> {
+            LOG.warn("site {} stops: {}", name, reason);
+            site.removed = true;
+            site.stopReason.compareAndSet(null, reason);
+            site.close();
+        }));
         return site;
     }
 
@@ -382,6 +401,8 @@ public final class Site implements AutoCloseable {
     public ReplicationEngine engine() { return engine; }
     public ProxyServer proxy() { return proxy; }
     public JGroupsGcs gcs() { return gcs; }
+    /** Whether it stopped because the cluster removed it (a clean end, not a failure). */
+    public boolean removed() { return removed; }
 
     /** Stops like a crash: the group sees the member vanish, clients lose their connections. */
     public void crash() {

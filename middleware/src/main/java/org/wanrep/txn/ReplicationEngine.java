@@ -151,6 +151,14 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     /** A site whose gap the logs do not cover (or whose replica is new) transfers state from {@code s}. */
     public void stateTransferFrom(StateTransferSource s) { this.stateTransfer = s; }
 
+    /**
+     * A site new to the cluster: with nothing recorded in its replica it takes a state transfer rather than
+     * replaying the logs from GSN 1, since the others' replicas need not have been empty when their history
+     * began (data loaded before, or a history started anew over existing data).
+     */
+    public void newSite(boolean b) { this.newSite = b; }
+    private volatile boolean newSite;
+
     /** Keeps what is ordered here in {@code l}, to serve sites that rejoin. */
     public void keepLog(OrderedLog l) { this.log = l; }
 
@@ -208,6 +216,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
 
     /** The execution policy ({@code execution} setting). */
     public ExecutionPolicy policy() { return policy; }
+    public Delivery delivery() { return delivery; }
 
     /**
      * Whether interactive blocks may commit by certification ({@code blocks: certify}) instead of the
@@ -456,6 +465,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
                     locks.enqueueFinal(r.id(), TableSet.allTables());
                 }
                 case STATEMENT_LOG, RELEASE, WRITESET_LOG -> blockEnds(r);
+                case SITES -> LOG.info("{} gsn {}: configured sites changed ({})", site, gsn, r.id());
                 case CERTIFY -> {
                     Txn t = newTxn(r, m.sender());
                     t.gsn = gsn;
@@ -757,6 +767,10 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
                 transferState(v, true);
                 transferred = true;
                 from = Math.min(from, lastGsn);
+            } else if (newSite && lastGsn == 0 && stateTransfer != null) {
+                LOG.info("site {} is new to the cluster: state transfer", site);
+                transferState(v, false);
+                transferred = true;
             }
             while (lastGsn < target && failure == null) {
                 List<OrderedLog.Entry> es;

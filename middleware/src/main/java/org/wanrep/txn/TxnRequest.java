@@ -45,7 +45,12 @@ public record TxnRequest(RequestId id, Kind kind, TableSet tables, String databa
          * ({@link #tables}) against what was delivered since, alike; if it commits, the others
          * replay its statement log ({@link #messages}) under its locks and the origin commits it.
          */
-        CERTIFY
+        CERTIFY,
+        /**
+         * The payload of a change of the configured sites (gcs {@code changeSites}): the total order
+         * switched the sites at its GSN; nothing runs, its GSN is done at once.
+         */
+        SITES
     }
 
     /**

@@ -20,7 +20,7 @@ final class TestCluster implements AutoCloseable {
     final List<String> sites;
     final List<LocalPostgres> pgs = new ArrayList<>();
     final List<Site> running = new ArrayList<>();
-    final Config config;
+    Config config;   // replaced by addSite (a superset: the others' settings stay as they were)
 
     TestCluster(List<String> sites, String matrix, Map<String, String> extra) throws Exception {
         this(sites, matrix, extra, java.util.function.UnaryOperator.identity());
@@ -36,7 +36,7 @@ final class TestCluster implements AutoCloseable {
 
     TestCluster(List<String> sites, String matrix, Map<String, String> extra,
                 java.util.function.UnaryOperator<org.wanrep.gcs.GcsListener> wrapper, ReplicaSetup setup) throws Exception {
-        this.sites = sites;
+        this.sites = new ArrayList<>(sites);
         Map<String, String> m = new HashMap<>();
         m.put("cluster.name", "test-" + System.nanoTime());
         m.put("sites", String.join(",", sites));
@@ -91,6 +91,33 @@ final class TestCluster implements AutoCloseable {
         Site s = Site.start(config, sites.get(i), Duration.ofSeconds(60));
         running.add(s);
         return s;
+    }
+
+    /**
+     * Starts a new site with an empty replica, configured as {@code cluster add-site} configures one: every
+     * setting of the others, its own ports, and {@code gcs.bootstrap = off}. Its addition must be ordered first.
+     */
+    Site addSite(String name) throws Exception {
+        LocalPostgres pg = LocalPostgres.startTemporary();
+        pgs.add(pg);
+        sites.add(name);
+        Map<String, String> m = new HashMap<>(config.explicit());
+        List<Integer> ports = GcsSettings.freePorts(2);
+        m.put("sites", String.join(",", sites));
+        m.put("site." + name + ".postgres.port", Integer.toString(pg.port()));
+        m.put("site." + name + ".postgres.socket_dir", pg.dataDir().toString());
+        m.put("site." + name + ".gcs.port", Integer.toString(ports.get(0)));
+        m.put("site." + name + ".proxy.port", Integer.toString(ports.get(1)));
+        m.put("site." + name + ".gcs.bootstrap", "off");
+        config = Config.build(m, List.of());
+        Site s = Site.start(config, name, Duration.ofSeconds(60));
+        running.add(s);
+        return s;
+    }
+
+    /** Forgets site i after it stopped by itself (removed from the cluster): it no longer counts as running. */
+    void stopped(int i) {
+        running.removeIf(s -> s.name().equals(sites.get(i)));
     }
 
     int proxyPort(int i) { return config.forSite(sites.get(i)).getInt("proxy.port"); }

@@ -28,7 +28,7 @@ public final class Codec {
             switch (p) {
                 case Proto.Data d -> {
                     out.writeByte(DATA); out.writeLong(d.epoch()); out.writeLong(d.seq());
-                    out.writeByte(d.delivery().ordinal()); writeBytes(out, d.payload());
+                    out.writeByte(d.delivery().ordinal()); writeBytes(out, d.payload()); writeSites(out, d.sites());
                 }
                 case Proto.Order o -> {
                     out.writeByte(ORDER); out.writeLong(o.epoch()); out.writeLong(o.firstSlot());
@@ -45,12 +45,14 @@ public final class Codec {
                     writeEpoch(out, s.acceptedEpoch()); writeEpoch(out, s.acceptedBase()); writeStrings(out, s.acceptedMembers());
                     out.writeLong(s.nextDeliver()); out.writeLong(s.gsn());
                     writeAssignments(out, s.assignments()); writeHeld(out, s.held()); writeVector(out, s.received());
+                    writeStrings(out, s.sites()); out.writeLong(s.sitesGsn());
                 }
                 case Proto.Proposal pr -> {
                     out.writeByte(PROPOSAL); out.writeLong(pr.viewId()); writeEpoch(out, pr.newEpoch());
                     writeEpoch(out, pr.baseEpoch()); writeStrings(out, pr.members());
                     out.writeLong(pr.fromSlot()); out.writeLong(pr.startSlot()); out.writeLong(pr.gsnAtStart());
                     writeAssignments(out, pr.assignments()); writeHeld(out, pr.data()); writeHeld(out, pr.reliable());
+                    writeStrings(out, pr.sites()); out.writeLong(pr.sitesGsn());
                 }
                 case Proto.ProposalAck a -> { out.writeByte(PROPOSAL_ACK); out.writeLong(a.viewId()); }
                 case Proto.Commit c -> { out.writeByte(COMMIT); out.writeLong(c.viewId()); }
@@ -65,7 +67,7 @@ public final class Codec {
         try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(buf, off, len))) {
             byte type = in.readByte();
             return switch (type) {
-                case DATA -> new Proto.Data(in.readLong(), in.readLong(), DELIVERIES[in.readByte()], readBytes(in));
+                case DATA -> new Proto.Data(in.readLong(), in.readLong(), DELIVERIES[in.readByte()], readBytes(in), readSites(in));
                 case ORDER -> {
                     long epoch = in.readLong(), first = in.readLong();
                     int n = in.readInt();
@@ -76,13 +78,13 @@ public final class Codec {
                 case ACK -> new Proto.Ack(in.readLong(), in.readLong(), readVector(in), in.readLong(), readVector(in));
                 case FLUSH_STATE -> new Proto.FlushState(in.readLong(), readEpoch(in), readStrings(in), in.readBoolean(),
                         readEpoch(in), readEpoch(in), readStrings(in), in.readLong(),
-                        in.readLong(), readAssignments(in), readHeld(in), readVector(in));
+                        in.readLong(), readAssignments(in), readHeld(in), readVector(in), readStrings(in), in.readLong());
                 case PROPOSAL -> {
                     long viewId = in.readLong();
                     Epoch newEpoch = readEpoch(in), baseEpoch = readEpoch(in);
                     List<String> members = readStrings(in);
                     yield new Proto.Proposal(viewId, newEpoch, baseEpoch, members, in.readLong(), in.readLong(),
-                            in.readLong(), readAssignments(in), readHeld(in), readHeld(in));
+                            in.readLong(), readAssignments(in), readHeld(in), readHeld(in), readStrings(in), in.readLong());
                 }
                 case PROPOSAL_ACK -> new Proto.ProposalAck(in.readLong());
                 case COMMIT -> new Proto.Commit(in.readLong());
@@ -109,6 +111,12 @@ public final class Codec {
         for (int i = 0; i < n; i++) ss.add(in.readUTF());
         return ss;
     }
+    /** A configuration change's site set, or null (most messages): one byte then. */
+    private static void writeSites(DataOutputStream out, List<String> sites) throws IOException {
+        out.writeBoolean(sites != null);
+        if (sites != null) writeStrings(out, sites);
+    }
+    private static List<String> readSites(DataInputStream in) throws IOException { return in.readBoolean() ? List.copyOf(readStrings(in)) : null; }
     private static void writeBytes(DataOutputStream out, byte[] b) throws IOException { out.writeInt(b.length); out.write(b); }
     private static byte[] readBytes(DataInputStream in) throws IOException { byte[] b = new byte[in.readInt()]; in.readFully(b); return b; }
     private static void writeId(DataOutputStream out, MsgId id) throws IOException {
@@ -139,12 +147,12 @@ public final class Codec {
     }
     private static void writeHeld(DataOutputStream out, List<Proto.Held> hs) throws IOException {
         out.writeInt(hs.size());
-        for (var h : hs) { writeId(out, h.id()); out.writeByte(h.delivery().ordinal()); writeBytes(out, h.payload()); }
+        for (var h : hs) { writeId(out, h.id()); out.writeByte(h.delivery().ordinal()); writeBytes(out, h.payload()); writeSites(out, h.sites()); }
     }
     private static List<Proto.Held> readHeld(DataInputStream in) throws IOException {
         int n = in.readInt();
         List<Proto.Held> hs = new ArrayList<>(n);
-        for (int i = 0; i < n; i++) hs.add(new Proto.Held(readId(in), DELIVERIES[in.readByte()], readBytes(in)));
+        for (int i = 0; i < n; i++) hs.add(new Proto.Held(readId(in), DELIVERIES[in.readByte()], readBytes(in), readSites(in)));
         return hs;
     }
 }

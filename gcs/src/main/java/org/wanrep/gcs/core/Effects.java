@@ -20,4 +20,11 @@ public interface Effects {
     void view(GcsView v);
 
     void undeliverable(MsgId id, Delivery delivery, String reason);
+
+    /**
+     * The configured sites are now {@code sites}, as set by the change delivered at {@code gsn}: called
+     * right before that change's {@link #ordered} delivery, or, for a member that took over the history
+     * in a flush (a joiner), before its view.
+     */
+    default void sitesChanged(java.util.List<String> sites, long gsn) {}
 }

@@ -128,6 +128,15 @@ public final class FlushPlanner {
         }
         if (cont.isEmpty()) { fromSlot = 1; gsnBefore = 0; }
 
+        // The configured sites after the completed history: those of the continuing member that delivered
+        // the latest change, then the changes the plan delivers after it. Every member of the new epoch
+        // ends its flush with exactly this set, so the quorum below is the one all of them apply from here.
+        Proto.FlushState cfgFrom = null;
+        for (Proto.FlushState s : cont.isEmpty() ? reports.values() : cont)
+            if (!s.sites().isEmpty() && (cfgFrom == null || s.sitesGsn() > cfgFrom.sitesGsn())) cfgFrom = s;
+        List<String> sites = cfgFrom == null ? List.of() : cfgFrom.sites();
+        long sitesGsn = cfgFrom == null ? 0 : cfgFrom.sitesGsn();
+
         long level = Levels.plan(newEpoch.number());
         List<Proto.Assignment> plan = new ArrayList<>();
         List<Proto.Held> ship = new ArrayList<>();
@@ -149,6 +158,10 @@ public final class FlushPlanner {
             plan.add(new Proto.Assignment(slot, id, level));
             if (id != null) {
                 gsn++;
+                if (gsn > sitesGsn && !sites.isEmpty()) {
+                    List<String> next = SiteSet.apply(sites, data.get(id).sites());
+                    if (next != null) { sites = next; sitesGsn = gsn; }
+                }
                 if (holders.getOrDefault(id, 0) < cont.size()) ship.add(data.get(id));
             }
         }
@@ -159,6 +172,10 @@ public final class FlushPlanner {
         for (Proto.Held h : unordered) {
             plan.add(new Proto.Assignment(slot++, h.id(), level));
             gsn++;
+            if (gsn > sitesGsn && !sites.isEmpty()) {
+                List<String> next = SiteSet.apply(sites, h.sites());
+                if (next != null) { sites = next; sitesGsn = gsn; }
+            }
             if (holders.getOrDefault(h.id(), 0) < cont.size()) ship.add(h);
         }
         // RELIABLE messages some continuing member has not received yet
@@ -170,6 +187,19 @@ public final class FlushPlanner {
             }
         }
         reliable.sort(Comparator.comparing(Proto.Held::id));
-        return new Proto.Proposal(viewId, newEpoch, base, List.copyOf(members), fromSlot, slot, gsn, plan, ship, reliable);
+        List<String> epochMembers = List.copyOf(members);
+        if (!sites.isEmpty()) {
+            // Quorum under the set in force after the history: a majority of the configured sites (the
+            // members' own pre-check at the view used the set each had delivered so far, which may lag).
+            if (!SiteSet.majority(members, sites)) return null;
+            // Members of sites not configured (added but not yet ordered, or removed) stay outside the
+            // epoch: as members they would count in the next flush's majority of this epoch (dynamic
+            // linear voting) without counting in the configured one, and could make both unreachable.
+            List<String> in = new ArrayList<>();
+            for (String m : members) if (sites.contains(org.wanrep.gcs.Members.siteOf(m))) in.add(m);
+            epochMembers = List.copyOf(in);
+            newEpoch = new Epoch(newEpoch.number(), viewId, epochMembers.get(0));
+        }
+        return new Proto.Proposal(viewId, newEpoch, base, epochMembers, fromSlot, slot, gsn, plan, ship, reliable, sites, sitesGsn);
     }
 }

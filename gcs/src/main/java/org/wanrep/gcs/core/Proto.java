@@ -13,8 +13,13 @@ import java.util.Map;
  */
 public sealed interface Proto {
 
-    /** Application payload, multicast by its sender in {@code epoch}. */
-    record Data(long epoch, long seq, Delivery delivery, byte[] payload) implements Proto {}
+    /**
+     * Application payload, multicast by its sender in {@code epoch}. {@code sites} is null, or, for a
+     * configuration change, the configured site set that takes effect at this message's GSN.
+     */
+    record Data(long epoch, long seq, Delivery delivery, byte[] payload, List<String> sites) implements Proto {
+        public Data(long epoch, long seq, Delivery delivery, byte[] payload) { this(epoch, seq, delivery, payload, null); }
+    }
 
     /** Sequencer of {@code epoch}: slots firstSlot, firstSlot+1, ... hold these messages. */
     record Order(long epoch, long firstSlot, List<MsgId> ids) implements Proto {}
@@ -33,22 +38,42 @@ public sealed interface Proto {
     /** One slot assignment; {@code id == null} is a skipped slot. {@code level} ranks authorities (see Slots). */
     record Assignment(long slot, MsgId id, long level) {}
 
-    /** A retained message as reported in a flush. */
-    record Held(MsgId id, Delivery delivery, byte[] payload) {}
+    /** A retained message as reported in a flush ({@code sites}: as in {@link Data}). */
+    record Held(MsgId id, Delivery delivery, byte[] payload, List<String> sites) {
+        public Held(MsgId id, Delivery delivery, byte[] payload) { this(id, delivery, payload, null); }
+    }
 
-    /** Member to flush leader: everything it retains beyond stability, frozen at the view change. */
+    /**
+     * Member to flush leader: everything it retains beyond stability, frozen at the view change, and the
+     * configured sites in force after its delivered prefix ({@code sites}, set by the change delivered at
+     * {@code sitesGsn}; 0 for the initial configuration; an empty list: not reported).
+     */
     record FlushState(long viewId, Epoch installedEpoch, List<String> installedMembers, boolean mayBootstrap,
                       Epoch acceptedEpoch, Epoch acceptedBase, List<String> acceptedMembers, long nextDeliver, long gsn,
-                      List<Assignment> assignments, List<Held> held, Map<String, Long> received) implements Proto {}
+                      List<Assignment> assignments, List<Held> held, Map<String, Long> received,
+                      List<String> sites, long sitesGsn) implements Proto {
+        public FlushState(long viewId, Epoch installedEpoch, List<String> installedMembers, boolean mayBootstrap,
+                          Epoch acceptedEpoch, Epoch acceptedBase, List<String> acceptedMembers, long nextDeliver, long gsn,
+                          List<Assignment> assignments, List<Held> held, Map<String, Long> received) {
+            this(viewId, installedEpoch, installedMembers, mayBootstrap, acceptedEpoch, acceptedBase, acceptedMembers,
+                    nextDeliver, gsn, assignments, held, received, List.of(), 0);
+        }
+    }
 
     /**
      * Leader to members, phase 1: the rest of the old epoch's sequence ({@code assignments} covering
      * fromSlot..startSlot-1), the data some continuing member lacks, the RELIABLE messages to complete,
-     * and the new primary view.
+     * and the new primary view, whose members are the view's members of the configured sites {@code sites}
+     * in force at {@code gsnAtStart} (set by the change delivered at {@code sitesGsn}; empty: not known).
      */
     record Proposal(long viewId, Epoch newEpoch, Epoch baseEpoch, List<String> members, long fromSlot,
                     long startSlot, long gsnAtStart, List<Assignment> assignments, List<Held> data,
-                    List<Held> reliable) implements Proto {}
+                    List<Held> reliable, List<String> sites, long sitesGsn) implements Proto {
+        public Proposal(long viewId, Epoch newEpoch, Epoch baseEpoch, List<String> members, long fromSlot,
+                        long startSlot, long gsnAtStart, List<Assignment> assignments, List<Held> data, List<Held> reliable) {
+            this(viewId, newEpoch, baseEpoch, members, fromSlot, startSlot, gsnAtStart, assignments, data, reliable, List.of(), 0);
+        }
+    }
 
     /** Member to leader: proposal stored. */
     record ProposalAck(long viewId) implements Proto {}

@@ -40,21 +40,31 @@ public final class TotalOrderCore {
     /** A held message. */
     private static final class Entry {
         final MsgId id; final Delivery delivery; final byte[] payload;
+        final List<String> sites;   // a configuration change's site set, else null
         boolean delivered, optDelivered;
-        Entry(MsgId id, Delivery delivery, byte[] payload) { this.id = id; this.delivery = delivery; this.payload = payload; }
+        Entry(MsgId id, Delivery delivery, byte[] payload, List<String> sites) { this.id = id; this.delivery = delivery; this.payload = payload; this.sites = sites; }
+        Proto.Held report() { return new Proto.Held(id, delivery, payload, sites); }
         GcsMessage message() { return new GcsMessage(id, delivery, payload); }
     }
 
     private record Assign(MsgId id, long level) {}
-    private record Pending(long seq, Delivery delivery, byte[] payload) {}
+    private record Pending(long seq, Delivery delivery, byte[] payload, List<String> sites) {}
     private record Buffered(String from, Proto msg) {}
 
     private final String self;
     private final CoreConfig cfg;
     private final Effects fx;
 
+    // --- configured sites: a function of the delivered prefix (changed by ordered messages, see SiteSet)
+    private List<String> sites;
+    private long sitesGsn = 0;          // GSN of the change that set them (0: the initial configuration)
+    private long reportedSitesGsn = 0;  // the last configuration given to the application
+    private String excludedReason;      // set while this member's site is outside the installed epoch's configuration
+    private List<String> lastProposed;  // this member's latest change (only to check a next one it queues behind)
+
     // --- membership and epoch
     private Mode mode = Mode.NOT_PRIMARY;
+    private boolean mayBootstrap;                      // cleared once it has been in a primary view or left out of one
     private long lastViewId = -1;
     private List<String> viewMembers = List.of();     // latest membership view
     private Epoch installed = Epoch.NONE, acceptedEpoch = Epoch.NONE, acceptedBase = Epoch.NONE;
@@ -105,6 +115,8 @@ public final class TotalOrderCore {
         this.self = self;
         this.cfg = cfg;
         this.fx = fx;
+        this.sites = cfg.sites();
+        this.mayBootstrap = cfg.mayBootstrap();
     }
 
     public String self() { return self; }
@@ -113,36 +125,66 @@ public final class TotalOrderCore {
     public long deliveredGsn() { return gsn; }
     public String sequencer() { return mode == Mode.NORMAL ? sequencer : null; }
     public int heldCount() { return held.size(); }
+    /** The longest prefix of slots this member holds (order and data), and the next slot it will deliver (for tests). */
+    public long heldThrough() { return heldThrough; }
+    public long nextDeliver() { return nextDeliver; }
+    /** The configured sites after this member's delivered prefix. */
+    public List<String> sites() { return sites; }
+    /** GSN of the configuration change that set {@link #sites()} (0: the initial configuration). */
+    public long sitesGsn() { return sitesGsn; }
     /** Members of a flush plan this member accepted and has not seen installed (empty if none). */
     public List<String> acceptedPlanMembers() { return acceptedMembers; }
 
     // ------------------------------------------------------------------ application side
 
     public MsgId multicast(byte[] payload, Delivery delivery, long now) {
+        return multicast(payload, delivery, null, now);
+    }
+
+    /**
+     * Orders a configuration change: at its GSN every member switches to {@code newSites} (if it adds or
+     * removes exactly one site of the set then in force, else every member ignores it), then delivers
+     * {@code payload} as an ordinary SAFE message. SAFE (uniform): once any member delivered it, every later
+     * primary continues from a member that holds it, so its flush completes the change and counts the new set.
+     */
+    public MsgId changeSites(List<String> newSites, byte[] payload, long now) {
+        // one site from the set in force, or from this member's own last change (queued changes judge one after the other)
+        if (SiteSet.apply(sites, newSites) == null && (lastProposed == null || SiteSet.apply(lastProposed, newSites) == null))
+            throw new IllegalArgumentException("a configuration change adds or removes exactly one site: " + sites + " -> " + newSites);
+        lastProposed = List.copyOf(newSites);
+        // every member, and every restarted one, must name the same flush leader from its settings alone
+        if (!newSites.contains(cfg.sequencerSite()))
+            throw new IllegalArgumentException("site " + cfg.sequencerSite() + " is the sequencer site (it leads every flush): it cannot be removed");
+        return multicast(payload, Delivery.SAFE, List.copyOf(newSites), now);
+    }
+
+    private MsgId multicast(byte[] payload, Delivery delivery, List<String> newSites, long now) {
         switch (mode) {
             case NOT_PRIMARY -> throw new NotPrimaryException(notPrimaryReason());
             case FLUSHING -> {
                 long seq = ++mySeq;
-                queued.add(new Pending(seq, delivery, payload));
+                queued.add(new Pending(seq, delivery, payload, newSites));
                 return new MsgId(self, seq);
             }
             default -> {
                 long seq = ++mySeq;
-                sendData(seq, delivery, payload, now);
+                sendData(seq, delivery, payload, newSites, now);
                 return new MsgId(self, seq);
             }
         }
     }
 
     private String notPrimaryReason() {
-        Set<String> sites = sitesOf(viewMembers);
-        return "member " + self + " is not in the primary component: its view has " + sites.size() + " of "
-                + cfg.sites().size() + " configured sites " + sites + " and needs more than " + cfg.sites().size() / 2;
+        if (excludedReason != null) return excludedReason;
+        Set<String> in = sitesOf(viewMembers);
+        in.retainAll(sites);
+        return "member " + self + " is not in the primary component: its view has " + in.size() + " of "
+                + sites.size() + " configured sites " + in + " and needs more than " + sites.size() / 2;
     }
 
-    private void sendData(long seq, Delivery delivery, byte[] payload, long now) {
+    private void sendData(long seq, Delivery delivery, byte[] payload, List<String> newSites, long now) {
         if (delivery.ordered()) ownPending.put(seq, delivery);
-        Proto.Data d = new Proto.Data(installedEpoch, seq, delivery, payload);
+        Proto.Data d = new Proto.Data(installedEpoch, seq, delivery, payload, newSites);
         fx.send(null, d);
         onData(self, d, now);
     }
@@ -162,6 +204,7 @@ public final class TotalOrderCore {
     }
 
     private void epochMessage(String from, Proto msg, long epoch, long now) {
+        if (excludedReason != null) return;   // outside the epoch until the next view
         if (epoch > installedEpoch) { futureEpoch.add(new Buffered(from, msg)); return; }
         // an older epoch is settled by its flush; a frozen member takes no more of its own epoch
         if (epoch < installedEpoch || mode != Mode.NORMAL) return;
@@ -180,7 +223,7 @@ public final class TotalOrderCore {
         MsgId id = new MsgId(from, d.seq());
         received.merge(from, d.seq(), Math::max);
         ackDirty = true;
-        Entry e = new Entry(id, d.delivery(), d.payload());
+        Entry e = new Entry(id, d.delivery(), d.payload(), d.sites());
         held.put(id, e);
         if (d.delivery() == Delivery.RELIABLE) {
             e.delivered = true;
@@ -285,9 +328,7 @@ public final class TotalOrderCore {
                     if (stable < 0) stable = majorityHeldThrough();
                     if (nextDeliver > stable) break;
                 }
-                e.delivered = true;
-                ownDelivered(e.id);
-                fx.ordered(e.message(), ++gsn, nextDeliver);
+                finalDelivery(e, nextDeliver);
             }
             nextDeliver++;
         }
@@ -340,6 +381,7 @@ public final class TotalOrderCore {
         if (viewId <= lastViewId) return;
         lastViewId = viewId;
         viewMembers = List.copyOf(newMembers);
+        excludedReason = null;
         reports.clear();
         proposalAcks.clear();
         leaderProposal = null;
@@ -364,9 +406,9 @@ public final class TotalOrderCore {
         List<Proto.Assignment> as = new ArrayList<>(slots.size());
         for (var e : slots.entrySet()) as.add(new Proto.Assignment(e.getKey(), e.getValue().id, e.getValue().level));
         List<Proto.Held> hs = new ArrayList<>(held.size());
-        for (Entry e : held.values()) hs.add(new Proto.Held(e.id, e.delivery, e.payload));
-        return new Proto.FlushState(viewId, installed, members, cfg.mayBootstrap(), acceptedEpoch, acceptedBase, acceptedMembers, nextDeliver, gsn,
-                as, hs, Map.copyOf(received));
+        for (Entry e : held.values()) hs.add(e.report());
+        return new Proto.FlushState(viewId, installed, members, mayBootstrap, acceptedEpoch, acceptedBase, acceptedMembers, nextDeliver, gsn,
+                as, hs, Map.copyOf(received), sites, sitesGsn);
     }
 
     private void flushMessage(String from, Proto msg, long viewId, long now) {
@@ -398,14 +440,13 @@ public final class TotalOrderCore {
         boolean continuing = FlushPlanner.continuing(installed, acceptedEpoch, acceptedBase, p.baseEpoch());
         // diverged: from now on it reports no installed epoch, so no later flush takes it as continuing either
         if (continuing && contradicts(p)) { continuing = false; installed = Epoch.NONE; }
-        if (continuing) {
-            long level = Levels.plan(p.newEpoch().number());
-            for (Proto.Assignment a : p.assignments()) slots.put(a.slot(), new Assign(a.id(), level));
-            for (Proto.Held h : p.data()) held.putIfAbsent(h.id(), new Entry(h.id(), h.delivery(), h.payload()));
-            for (Proto.Held h : p.reliable()) {
-                if (received.getOrDefault(h.id().sender(), 0L) < h.id().seq())
-                    held.putIfAbsent(h.id(), new Entry(h.id(), h.delivery(), h.payload()));
-            }
+        if (!p.members().contains(self)) {
+            // its site is not configured: it stays out of the new epoch. If it continues, it still
+            // completes the old epoch's history (a removed site so learns of its removal); a joiner takes nothing.
+            if (continuing) storePlan(p);
+            acceptedAsJoiner = !continuing;
+        } else if (continuing) {
+            storePlan(p);
             acceptedEpoch = p.newEpoch();
             acceptedBase = p.baseEpoch();
             acceptedMembers = List.copyOf(p.members());
@@ -420,6 +461,8 @@ public final class TotalOrderCore {
             nextDeliver = p.startSlot();
             heldThrough = p.startSlot() - 1;
             gsn = p.gsnAtStart();
+            // the configured sites go with the history it takes over (a new site learns them here)
+            if (!p.sites().isEmpty()) { sites = List.copyOf(p.sites()); sitesGsn = p.sitesGsn(); }
             for (var e : ownPending.entrySet())
                 fx.undeliverable(new MsgId(self, e.getKey()), e.getValue(), "member " + self + " rejoined the primary component without its earlier state");
             ownPending.clear();
@@ -433,6 +476,16 @@ public final class TotalOrderCore {
         accepted = p;
         if (from.equals(self)) onProposalAck(self, 0);
         else fx.send(from, new Proto.ProposalAck(p.viewId()));
+    }
+
+    private void storePlan(Proto.Proposal p) {
+        long level = Levels.plan(p.newEpoch().number());
+        for (Proto.Assignment a : p.assignments()) slots.put(a.slot(), new Assign(a.id(), level));
+        for (Proto.Held h : p.data()) held.putIfAbsent(h.id(), new Entry(h.id(), h.delivery(), h.payload(), h.sites()));
+        for (Proto.Held h : p.reliable()) {
+            if (received.getOrDefault(h.id().sender(), 0L) < h.id().seq())
+                held.putIfAbsent(h.id(), new Entry(h.id(), h.delivery(), h.payload(), h.sites()));
+        }
     }
 
     /**
@@ -462,6 +515,8 @@ public final class TotalOrderCore {
         Proto.Proposal p = accepted;
         if (p == null || p.viewId() != lastViewId || !from.equals(sequencerOf(viewMembers))) return;
         boolean cont = !acceptedAsJoiner && FlushPlanner.continuing(installed, acceptedEpoch, acceptedBase, p.baseEpoch());
+        boolean member = p.members().contains(self);
+        if (!member && !cont) { exclude(p); return; }
         if (cont && joinedPending) {
             // it joined an epoch whose commit it missed and now continues from it: say where its history
             // starts before delivering anything of it
@@ -477,9 +532,7 @@ public final class TotalOrderCore {
                 if (a.id == null) continue;
                 Entry e = held.get(a.id);
                 if (e == null) throw new IllegalStateException(self + ": plan of view " + p.viewId() + " lacks data of " + a.id);
-                e.delivered = true;
-                ownDelivered(e.id);
-                fx.ordered(e.message(), ++gsn, s);
+                finalDelivery(e, s);
             }
             if (gsn != p.gsnAtStart())
                 throw new IllegalStateException(self + ": GSN " + gsn + " after flush, plan says " + p.gsnAtStart());
@@ -494,10 +547,47 @@ public final class TotalOrderCore {
         } else {
             gsn = p.gsnAtStart();   // a joiner (its old history went when it accepted the plan)
         }
+        if (!member) { exclude(p); return; }
+        // every member ends the flush with the planner's configured sites: it delivered the same changes
+        if (!p.sites().isEmpty() && (!p.sites().equals(sites) || p.sitesGsn() != sitesGsn))
+            throw new IllegalStateException(self + ": configured sites " + sites + " (GSN " + sitesGsn + ") after flush, plan says "
+                    + p.sites() + " (GSN " + p.sitesGsn() + ")");
         install(p, joined, now);
     }
 
+    /**
+     * Left out of the epoch {@code p} creates: its site is not one of the configured sites (a site started
+     * before its addition was ordered, or a removed one). It holds no history from here (it never counts as
+     * continuing, nor bootstraps a group) and stays outside the primary component until a later view.
+     */
+    private void exclude(Proto.Proposal p) {
+        excludedReason = "member " + self + " is not in the primary component: its site " + Members.siteOf(self)
+                + " is not one of the configured sites " + p.sites();
+        mode = Mode.NOT_PRIMARY;
+        mayBootstrap = false;
+        installed = Epoch.NONE;
+        installedEpoch = 0;
+        acceptedEpoch = Epoch.NONE;
+        acceptedBase = Epoch.NONE;
+        acceptedMembers = List.of();
+        accepted = null;
+        joinedPending = false;
+        joinedVia = null;
+        members = List.of();
+        sequencer = null;
+        slots.clear();
+        held.clear();
+        pendingOrder.clear();
+        futureEpoch.clear();
+        for (var e : ownPending.entrySet()) fx.undeliverable(new MsgId(self, e.getKey()), e.getValue(), excludedReason);
+        ownPending.clear();
+        failQueued(excludedReason);
+        reportSites();
+        fx.view(new GcsView(p.viewId(), 0, viewMembers, false, false, gsn + 1, null));
+    }
+
     private void install(Proto.Proposal p, boolean joined, long now) {
+        mayBootstrap = false;
         joinedPending = false;
         joinedVia = null;
         installed = p.newEpoch();
@@ -526,11 +616,12 @@ public final class TotalOrderCore {
         reports.clear();
         proposalAcks.clear();
         leaderProposal = null;
+        reportSites();
         fx.view(new GcsView(p.viewId(), installedEpoch, members, true, joined, gsn + 1, sequencer));
         // multicasts made during the flush go out now, in the new epoch
         while (!queued.isEmpty()) {
             Pending q = queued.poll();
-            sendData(q.seq, q.delivery, q.payload, now);
+            sendData(q.seq, q.delivery, q.payload, q.sites, now);
         }
         List<Buffered> replay = new ArrayList<>();
         Iterator<Buffered> it = futureEpoch.iterator();
@@ -552,6 +643,24 @@ public final class TotalOrderCore {
         };
     }
 
+    /** Final delivery at the next GSN; a configuration change takes effect at exactly that GSN, before the application hears of it. */
+    private void finalDelivery(Entry e, long slot) {
+        e.delivered = true;
+        ownDelivered(e.id);
+        ++gsn;
+        if (e.sites != null) {
+            List<String> next = SiteSet.apply(sites, e.sites);
+            if (next != null) { sites = next; sitesGsn = gsn; reportSites(); }
+        }
+        fx.ordered(e.message(), gsn, slot);
+    }
+
+    private void reportSites() {
+        if (reportedSitesGsn == sitesGsn) return;
+        reportedSitesGsn = sitesGsn;
+        fx.sitesChanged(sites, sitesGsn);
+    }
+
     private void ownDelivered(MsgId id) {
         if (id.sender().equals(self)) ownPending.remove(id.seq());
     }
@@ -565,10 +674,22 @@ public final class TotalOrderCore {
 
     // ------------------------------------------------------------------ helpers
 
+    /**
+     * The members' own pre-check: whether it takes part in the flush. The leader decides with the set the
+     * completed history ends with; a member that holds changes it has not delivered yet also counts under
+     * the set they lead to, so that it does not stay away from a flush whose set it lags behind. Being
+     * lenient here is safe: the leader's rule is the one that decides.
+     */
     private boolean isMajority(List<String> ms) {
-        Set<String> sites = sitesOf(ms);
-        sites.retainAll(cfg.sites());
-        return sites.size() * 2 > cfg.sites().size();
+        if (SiteSet.majority(ms, sites)) return true;
+        List<String> ahead = sites;
+        for (var e : slots.tailMap(nextDeliver).entrySet()) {
+            Entry h = e.getValue().id == null ? null : held.get(e.getValue().id);
+            if (h == null || h.sites == null) continue;
+            List<String> next = SiteSet.apply(ahead, h.sites);
+            if (next != null) ahead = next;
+        }
+        return ahead != sites && SiteSet.majority(ms, ahead);
     }
 
     private static Set<String> sitesOf(List<String> ms) {

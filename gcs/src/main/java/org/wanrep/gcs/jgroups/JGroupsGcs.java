@@ -202,6 +202,21 @@ public final class JGroupsGcs implements Gcs, Receiver {
         }
     }
 
+    @Override public MsgId changeSites(List<String> sites, byte[] payload) {
+        if (closed) throw new IllegalStateException(self + " is closed");
+        lock.lock();
+        try {
+            long t = now();
+            MsgId id = core.changeSites(sites, payload, t);
+            core.onTick(t);
+            return id;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override public List<String> sites() { lock.lock(); try { return core.sites(); } finally { lock.unlock(); } }
+
     @Override public String self() { return self; }
     /** Fault injection: drops everything received from these sites (a partition), or heals with an empty set. */
     public void partitionFrom(java.util.Set<String> sites) {
@@ -304,5 +319,6 @@ public final class JGroupsGcs implements Gcs, Receiver {
         @Override public void reliable(GcsMessage m) { deliveries.add(() -> listener.reliable(m)); }
         @Override public void view(GcsView v) { view = v; deliveries.add(() -> listener.viewChanged(v)); }
         @Override public void undeliverable(MsgId id, Delivery d, String reason) { deliveries.add(() -> listener.undeliverable(id, d, reason)); }
+        @Override public void sitesChanged(List<String> sites, long gsn) { deliveries.add(() -> listener.sitesChanged(sites, gsn)); }
     }
 }

@@ -43,6 +43,28 @@ class CodecTest {
     }
 
     @Test
+    void configurationChangesSurviveTheWire() {
+        MsgId a = new MsgId("a/1", 2);
+        List<String> abcd = List.of("a", "b", "c", "d");
+        Proto.Data d = (Proto.Data) roundTrip(new Proto.Data(3, 2, Delivery.SAFE, new byte[]{9}, abcd));
+        assertThat(d.sites()).isEqualTo(abcd);
+        assertThat(((Proto.Data) roundTrip(new Proto.Data(3, 2, Delivery.SAFE, new byte[]{9}))).sites()).isNull();
+        Proto.Held h = new Proto.Held(a, Delivery.SAFE, new byte[]{9}, abcd);
+        Epoch e = new Epoch(3, 12, "a/1");
+        Proto.FlushState fs = (Proto.FlushState) roundTrip(new Proto.FlushState(12, e, List.of("a/1"), false, Epoch.NONE, Epoch.NONE,
+                List.of(), 3, 2, List.of(), List.of(h, new Proto.Held(new MsgId("b/1", 1), Delivery.AGREED, new byte[0])), Map.of(), abcd, 2));
+        assertThat(fs.held().get(0).sites()).isEqualTo(abcd);
+        assertThat(fs.held().get(1).sites()).isNull();
+        assertThat(fs.sites()).isEqualTo(abcd);
+        assertThat(fs.sitesGsn()).isEqualTo(2);
+        Proto.Proposal pr = (Proto.Proposal) roundTrip(new Proto.Proposal(12, new Epoch(4, 12, "a/1"), e, List.of("a/1"), 5, 7, 6,
+                List.of(), List.of(h), List.of(), abcd, 6));
+        assertThat(pr.data().get(0).sites()).isEqualTo(abcd);
+        assertThat(pr.sites()).isEqualTo(abcd);
+        assertThat(pr.sitesGsn()).isEqualTo(6);
+    }
+
+    @Test
     void corruptInputIsRejected() {
         assertThatThrownBy(() -> Codec.decode(new byte[]{99}, 0, 1)).hasMessageContaining("unknown total-order message type");
         assertThatThrownBy(() -> Codec.decode(new byte[]{1, 0}, 0, 2)).hasMessageContaining("corrupt");

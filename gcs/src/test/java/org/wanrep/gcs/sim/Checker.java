@@ -32,6 +32,7 @@ public final class Checker {
         final Set<MsgId> reliable = new HashSet<>();
         final Set<MsgId> undeliverable = new HashSet<>();
         long firstGsn = -1;
+        List<String> sites;                      // the configured sites it last reported (null: the initial ones)
         Member(String name) { this.name = name; }
     }
 
@@ -48,6 +49,16 @@ public final class Checker {
     void crashed(String name) { members.get(name).crashed = true; }
     void sent(String member, MsgId id, Delivery d) { sent.put(id, d); sentAtJoins.put(id, members.get(member).joins); }
     void step(Simulator sim) { /* invariants are checked as events arrive */ }
+
+    /** GSN of each configuration change -> the sites it set, as first reported anywhere. */
+    final Map<Long, List<String>> sitesAt = new HashMap<>();
+
+    /** Every member switches to the same configured sites at the same GSN. */
+    void sitesChanged(String name, List<String> sites, long gsn) {
+        List<String> prev = sitesAt.putIfAbsent(gsn, List.copyOf(sites));
+        if (prev != null && !prev.equals(sites)) fail(name + ": configured sites " + sites + " at GSN " + gsn + ", elsewhere " + prev);
+        members.get(name).sites = List.copyOf(sites);
+    }
 
     private static void fail(String msg) { throw new AssertionError(msg); }
 
@@ -78,7 +89,10 @@ public final class Checker {
     void view(String name, GcsView v) {
         Member m = members.get(name);
         if (!v.primary()) return;
-        epochMembers.putIfAbsent(v.epoch(), v.members());
+        List<String> known = epochMembers.putIfAbsent(v.epoch(), v.members());
+        // one primary per epoch number: two different member sets would be two primary components
+        if (known != null && !known.equals(v.members()))
+            fail(name + ": installed epoch " + v.epoch() + " with " + v.members() + ", elsewhere with " + known);
         installers.computeIfAbsent(v.epoch(), k -> new HashSet<>()).add(name);
         if (v.epoch() > lastPrimaryEpoch) { lastPrimaryEpoch = v.epoch(); lastPrimary = v.members(); }
         if (m.nextGsn < 0 || v.joined()) {

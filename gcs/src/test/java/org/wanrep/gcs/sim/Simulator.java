@@ -71,9 +71,9 @@ public final class Simulator {
         final Map<String, List<Event>> inFlight = new HashMap<>();  // per destination, for crash cuts
         long gmsLast = 0;
 
-        Node(String name, boolean fresh) {
+        Node(String name, CoreConfig c) {
             this.name = name;
-            this.core = new TotalOrderCore(name, cfg.withBootstrap(fresh), this);
+            this.core = new TotalOrderCore(name, c, this);
         }
 
         @Override public void send(String to, Proto msg) {
@@ -104,6 +104,12 @@ public final class Simulator {
             GcsListener l = listener();
             if (l != null) toApplication(l, () -> l.viewChanged(v));
         }
+        @Override public void sitesChanged(List<String> sites, long gsn) {
+            trace(name + " SITES " + sites + " at gsn=" + gsn);
+            checker.sitesChanged(name, sites, gsn);
+            GcsListener l = listener();
+            if (l != null) toApplication(l, () -> l.sitesChanged(sites, gsn));
+        }
         @Override public void undeliverable(MsgId id, Delivery d, String reason) {
             checker.undeliverable(name, id);
             GcsListener l = listener();
@@ -131,8 +137,13 @@ public final class Simulator {
     }
 
     Node addNode(String site) {
+        return addNode(site, cfg, null);
+    }
+
+    /** A member of {@code site} configured with {@code c}; it may bootstrap a group if it is the site's first, unless told. */
+    private Node addNode(String site, CoreConfig c, Boolean mayBootstrap) {
         int inc = incarnations.merge(site, 1, Integer::sum);
-        Node n = new Node(Members.name(site, Integer.toString(inc)), inc == 1);
+        Node n = new Node(Members.name(site, Integer.toString(inc)), c.withBootstrap(mayBootstrap != null ? mayBootstrap : inc == 1));
         nodes.put(n.name, n);
         partition.put(n.name, 0);
         checker.member(n.name);
@@ -291,6 +302,38 @@ public final class Simulator {
 
     /** Attaches the application of {@code member}: it gets every callback after the checker saw it. */
     public void listen(String member, GcsListener l) { listeners.put(member, l); }
+
+    /**
+     * Starts a member of a site that is new to the group (as {@code cluster add-site} does): configured
+     * with {@code configured} sites (what its files say), never bootstrapping a group of its own.
+     */
+    public String addSite(String site, List<String> configured) {
+        Node n = addNode(site, new CoreConfig(configured, configured.contains(cfg.sequencerSite()) ? cfg.sequencerSite() : null,
+                cfg.ackIntervalMs(), cfg.maxOrderBatch(), false), false);
+        scheduleMembership(10 + rnd.nextInt(100));
+        return n.name;
+    }
+
+    /** Orders a configuration change from a member, as {@code TotalOrderCore.changeSites}; null if refused (not primary). */
+    public MsgId changeSites(String member, List<String> sites) {
+        Node n = nodes.get(member);
+        if (n == null || !n.alive) return null;
+        try {
+            MsgId id = n.core.changeSites(sites, new byte[]{'S'}, now);
+            checker.sent(member, id, Delivery.SAFE);
+            trace(member + " CHANGE " + id + " " + sites);
+            n.core.onTick(now);
+            return id;
+        } catch (NotPrimaryException e) {
+            return null;
+        }
+    }
+
+    /** The configured sites as a member sees them now. */
+    public List<String> sitesOf(String member) { return nodes.get(member).core.sites(); }
+
+    /** Forces a new membership view with unchanged members (as a merge or a join would), so that every member flushes. */
+    public void newView() { scheduleMembership(1); }
 
     /** Restarts a site as a new incarnation; returns the new member's name. */
     public String restartSite(String site) { return restart(site).name; }

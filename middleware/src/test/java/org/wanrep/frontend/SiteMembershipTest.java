@@ -1,0 +1,143 @@
+package org.wanrep.frontend;
+
+import org.junit.jupiter.api.Test;
+import org.wanrep.site.Site;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Membership changes on a running cluster (one cluster, in order): a fourth site is added under load, starts
+ * empty, takes a state transfer, catches up and serves, and every replica ends identical with every
+ * acknowledged commit; then two sites are removed (4 -> 3 -> 2): each removed site stops by itself when it
+ * delivers its removal, the others go on, and with 2 sites left one crash leaves no primary component.
+ */
+class SiteMembershipTest {
+    private static String show(TestCluster c, int site, String command) throws SQLException {
+        try (Connection x = c.connect(site); Statement st = x.createStatement(); ResultSet rs = st.executeQuery(command)) {
+            rs.next();
+            return rs.getString(1);
+        }
+    }
+
+    /** Why the site stopped by itself, waiting at most 30 s (a site that does not stop fails the test, not hangs it). */
+    private static String stopReason(Site s) throws Exception {
+        return java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            try {
+                return s.awaitStopped();
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        }).get(30, java.util.concurrent.TimeUnit.SECONDS);
+    }
+
+    @Test
+    void addASiteUnderLoadThenRemoveTwo() throws Exception {
+        Path logs = Files.createTempDirectory("wanrep-membership");
+        try (TestCluster c = new TestCluster(List.of("a", "b", "c"), "lan", Map.of("delivery", "safe", "rejoin.log_dir", logs.toString()))) {
+            try (Connection a = c.connect(0); Statement st = a.createStatement()) {
+                st.execute("CREATE TABLE h (id text PRIMARY KEY, n serial)");
+                for (int i = 0; i < 20; i++) st.execute("INSERT INTO h (id) VALUES ('before-" + i + "')");
+            }
+            Set<String> acked = ConcurrentHashMap.newKeySet();
+            for (int i = 0; i < 20; i++) acked.add("before-" + i);
+            AtomicBoolean stop = new AtomicBoolean();
+            Thread writer = Thread.ofPlatform().start(() -> {
+                int n = 0;
+                while (!stop.get()) {
+                    try (Connection x = c.connect(1); Statement st = x.createStatement()) {
+                        while (!stop.get()) {
+                            String id = "during-" + n++;
+                            st.execute("INSERT INTO h (id) VALUES ('" + id + "')");
+                            acked.add(id);
+                        }
+                    } catch (SQLException e) {
+                        try { Thread.sleep(100); } catch (InterruptedException x) { return; }
+                    }
+                }
+            });
+            Thread.sleep(300);
+            // only the replica's own user may change the membership
+            assertThat(show(c, 0, "SHOW wanrep.sites add d")).isEqualTo("a,b,c,d");
+            for (int i = 0; i < 3; i++) assertThat(c.site(i).gcs().sites()).containsExactly("a", "b", "c", "d");
+            assertThat(Files.readString(logs.resolve("b.sites"))).endsWith("\ta,b,c,d\n");
+            int ackedBefore = acked.size();
+            Site d = c.addSite("d");
+            long end = System.nanoTime() + 60_000_000_000L;
+            boolean served = false;
+            while (!served && System.nanoTime() < end) {
+                try (Connection x = c.connect(3); Statement st = x.createStatement(); ResultSet rs = st.executeQuery("SELECT count(*) FROM h")) {
+                    rs.next();
+                    assertThat(rs.getInt(1)).as("site d answered from a stale replica").isGreaterThanOrEqualTo(ackedBefore);
+                    served = true;
+                } catch (SQLException e) {
+                    assertThat(e.getSQLState()).as(e.getMessage()).isIn("57P03", "08006", "57P01", "3D000", "42P01");
+                }
+            }
+            assertThat(served).isTrue();
+            assertThat(d.engine().lastTransfer()).as("the new site got a copy of another site's replica").isNotNull();
+            assertThat(d.gcs().view().members()).hasSize(4);
+            try (Connection x = c.connect(3); Statement st = x.createStatement()) {
+                st.execute("INSERT INTO h (id) VALUES ('at-d')");
+                acked.add("at-d");
+            }
+            Thread.sleep(300);
+            stop.set(true);
+            writer.join();
+            assertThat(c.check().values()).containsOnly("same");
+            for (int i = 0; i < 4; i++) {
+                try (Connection x = c.pgs.get(i).connect(); Statement st = x.createStatement(); ResultSet rs = st.executeQuery("SELECT id FROM h")) {
+                    Set<String> present = new HashSet<>();
+                    while (rs.next()) present.add(rs.getString(1));
+                    assertThat(present).as("replica %s", c.sites.get(i)).containsAll(acked);
+                }
+            }
+
+            // 4 -> 3: c stops by itself when it delivers its removal; the others go on
+            assertThat(show(c, 0, "SHOW wanrep.sites remove c")).isEqualTo("a,b,d");
+            Site sc = c.site(2);
+            assertThat(stopReason(sc)).contains("removed from the cluster");
+            assertThat(sc.removed()).isTrue();
+            c.stopped(2);
+            try (Connection x = c.connect(3); Statement st = x.createStatement()) {
+                st.execute("INSERT INTO h (id) VALUES ('after-c')");
+            }
+            // the sequencer site leads every flush and stays; a change of two sites at once is no change
+            try (Connection x = c.connect(1, "preferQueryMode=simple"); Statement st = x.createStatement()) {
+                assertThatThrownBy(() -> st.executeQuery("SHOW wanrep.sites remove a")).hasMessageContaining("sequencer site");
+                assertThatThrownBy(() -> st.executeQuery("SHOW wanrep.sites add b")).hasMessageContaining("already");
+            }
+            // 3 -> 2, then one of the two crashing leaves no primary (1 of 2 is no majority)
+            assertThat(show(c, 1, "SHOW wanrep.sites remove d")).isEqualTo("a,b");
+            assertThat(stopReason(d)).contains("removed from the cluster");
+            c.stopped(3);
+            try (Connection x = c.connect(0); Statement st = x.createStatement()) {
+                st.execute("INSERT INTO h (id) VALUES ('two-left')");
+            }
+            assertThat(c.check(List.of(0, 1)).values()).containsOnly("same");
+            assertThat(Files.readString(logs.resolve("a.sites"))).endsWith("\ta,b\n");
+            c.crash(1);
+            long until = System.nanoTime() + 30_000_000_000L;
+            while (c.site(0).gcs().isPrimary() && System.nanoTime() < until) Thread.sleep(20);
+            assertThat(c.site(0).gcs().isPrimary()).as("a alone is 1 of 2 configured sites").isFalse();
+            assertThatThrownBy(() -> {
+                try (Connection x = c.connect(0); Statement st = x.createStatement()) {
+                    st.execute("INSERT INTO h (id) VALUES ('alone')");
+                }
+            }).isInstanceOf(SQLException.class);
+        }
+    }
+}
