@@ -678,6 +678,21 @@ public final class ClientSession implements Runnable {
 
     // ------------------------------------------------------------------ interactive blocks
 
+    /**
+     * How long a statement of a certifying block waits for a lock: a block must never wait without bound, because it
+     * can wait on a prepared block of this site (a prepared transaction has no backend, so PostgreSQL's deadlock
+     * detector cannot see through it) whose COMMIT PREPARED waits in delivery order for an update delivered before it
+     * (one that read what it wrote), while that update waits in PostgreSQL on a row the waiting block holds: a cycle
+     * across the middleware and PostgreSQL. Bounding the block's waits breaks every such cycle (see
+     * docs/architecture.md, "Certified interactive blocks"). Under repeatable read a block that waited for a row
+     * whose holder commits fails with 40001 anyway; the timeout is also answered 40001 (see {@link #relay}).
+     */
+    static final int BLOCK_LOCK_TIMEOUT_MS = 500;
+    /** Sets the bound for the block's transaction, keeping a shorter lock_timeout the session has itself. */
+    private static final String BLOCK_LOCK_TIMEOUT_SQL = "pg_catalog.set_config('lock_timeout', CASE WHEN pg_catalog.current_setting('lock_timeout')::interval"
+            + " BETWEEN interval '1 microsecond' AND interval '" + BLOCK_LOCK_TIMEOUT_MS + " milliseconds' THEN pg_catalog.current_setting('lock_timeout')"
+            + " ELSE '" + BLOCK_LOCK_TIMEOUT_MS + "ms' END, true)";
+
     private void startBlock(long commitsBefore, long snapshotGsn, UnitAnalysis a, List<WireMessage> unit, Relay r) throws IOException {
         block = new Block(commitsBefore);
         String text = String.join(" ", statementTexts(unit)).toLowerCase(java.util.Locale.ROOT);
@@ -693,7 +708,7 @@ public final class ClientSession implements Runnable {
         // the block's time, which its statement log carries to the other sites
         if (backend.status() == 'T') {
             PgError e = backend.run("SELECT pg_catalog.set_config('" + TimeRewriting.SETTING + "', '" + TimeRewriting.format(block.timestampMicros) + "', true), "
-                    + "pg_catalog.setseed(" + WireTxnExecutor.seedValue(block.seed) + ")");
+                    + "pg_catalog.setseed(" + WireTxnExecutor.seedValue(block.seed) + ")" + (block.certifying ? ", " + BLOCK_LOCK_TIMEOUT_SQL : ""));
             if (e != null) LOG.warn("could not fix the block's time: {}", e);
         }
     }
@@ -1097,7 +1112,15 @@ public final class ClientSession implements Runnable {
                     continue;
                 }
                 WireMessage m = backend.read();
-                if (m.kind() == 'E' && r.error == null) r.error = PgError.parse(m);
+                if (m.kind() == 'E' && r.error == null) {
+                    r.error = PgError.parse(m);
+                    if (r.error.sqlState().equals("55P03") && block != null && block.certifying) {
+                        // the bound on a certifying block's lock waits (BLOCK_LOCK_TIMEOUT_MS): a serialization failure, retried as one
+                        r.error = PgError.error("40001", "wanrep: could not serialize access: waited over " + BLOCK_LOCK_TIMEOUT_MS
+                                + " ms for a row held by a concurrent transaction (" + r.error.message() + ")").withHint("Retry the transaction.");
+                        m = r.error.toMessage();
+                    }
+                }
                 if (m.kind() == 'C') r.lastTag = Messages.commandTag(m);
                 if (buffer != null) buffer.add(m);
                 else client.write(m);
