@@ -35,6 +35,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 
 /**
@@ -723,7 +724,19 @@ public final class ClientSession implements Runnable {
         if (ctx.writeSets() != null) ctx.writeSets().capture(database);
         RequestId id = ctx.engine().nextId();
         try {
-            ctx.engine().submit(new TxnRequest(id, TxnRequest.Kind.EXCLUSIVE, TableSet.allTables(), database, List.of(), 0, 0)).get();
+            CompletableFuture<org.wanrep.txn.Txn> granted = ctx.engine().submit(new TxnRequest(id, TxnRequest.Kind.EXCLUSIVE, TableSet.allTables(), database, List.of(), 0, 0));
+            if (block.certifying && block.wrote && !awaitExclusiveHoldingRows(granted)) {
+                // released once granted here, so that its RELEASE is ordered after it (the grant comes once the block's
+                // rows are free: its client's ROLLBACK); off the engine's thread, which completes the future
+                String db = database;
+                granted.whenCompleteAsync((t, e) -> {
+                    if (e == null) ctx.engine().submit(new TxnRequest(id, TxnRequest.Kind.RELEASE, TableSet.allTables(), db, List.of(), 0, 0));
+                });
+                raiseInBlock(unit, PgError.error("40001", "wanrep: could not serialize access: another update committed at this site since this transaction began,"
+                        + " or one ordered before its exclusive lock waits on its rows").withHint("Retry the transaction."));
+                return false;
+            }
+            granted.get();
         } catch (ExecutionException e) {
             raiseInBlock(unit, orderingError(e.getCause()));
             return false;
@@ -740,6 +753,31 @@ public final class ClientSession implements Runnable {
         }
         return true;
     }
+
+    /**
+     * A certifying block that wrote already holds PostgreSQL row locks while it waits for the exclusive lock (a
+     * catalog change, or COMMIT after advancing a sequence), and an update ordered before its EXCLUSIVE may wait on
+     * those rows while the grant waits for that update: a cycle PostgreSQL cannot see. The block is doomed as soon as
+     * anything commits here since its BEGIN (see the check at the grant), and in that cycle nothing ahead of it can
+     * commit: so it gives up as soon as something committed, or after EXCLUSIVE_WAIT_HOLDING_ROWS_MS without the grant.
+     * False if it gave up.
+     */
+    private boolean awaitExclusiveHoldingRows(CompletableFuture<org.wanrep.txn.Txn> granted) throws InterruptedException {
+        long end = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(EXCLUSIVE_WAIT_HOLDING_ROWS_MS);
+        while (true) {
+            try {
+                granted.get(50, java.util.concurrent.TimeUnit.MILLISECONDS);
+                return true;
+            } catch (ExecutionException e) {
+                return true;   // reported by the caller's get()
+            } catch (java.util.concurrent.TimeoutException e) {
+                if (ctx.engine().localCommits() != block.commitsAtBegin || System.nanoTime() > end) return false;
+            }
+        }
+    }
+
+    /** How long a certifying block that holds row locks waits for the exclusive lock when nothing commits meanwhile. */
+    static final int EXCLUSIVE_WAIT_HOLDING_ROWS_MS = 5_000;
 
     private void releaseExclusive() {
         if (block == null || block.exclusive == null) return;
