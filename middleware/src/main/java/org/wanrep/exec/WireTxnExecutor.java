@@ -224,7 +224,10 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
             w.error = null;
             w.fusedCommit = false;
             w.commitError = null;
-            if (cancelledBeforeRequest(w)) return Outcome.RETRY;   // revoked before it started: it does not run
+            if (cancelledBeforeRequest(w)) {   // revoked before it started: it does not run
+                w.sequencePutBack = null;   // nor does the rollback that follows put back an earlier attempt's sequence values
+                return Outcome.RETRY;
+            }
             if (w.conn == null) w.conn = pool.borrow(r.database(), r.role());
             w.running = true;
             if (t.ships()) captureStarter.accept(r.database());   // before BEGIN: a slot waits for open transactions
