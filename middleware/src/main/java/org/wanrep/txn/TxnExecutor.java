@@ -32,7 +32,10 @@ public interface TxnExecutor {
      */
     void execute(Txn t, boolean commit, Done done);
 
-    /** Best effort: interrupt a running execution (it then reports RETRY or ERROR). */
+    /**
+     * Stops the current attempt of {@code t} (it then reports RETRY or ERROR), even one not started yet: the engine
+     * follows every cancel with {@link #rollback}, before which no new attempt of {@code t} runs.
+     */
     void cancel(Txn t);
 
     /** COMMIT; at the origin, then the buffered replies go to the client. May report before it returns. */
