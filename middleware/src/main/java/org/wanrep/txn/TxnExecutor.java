@@ -33,8 +33,10 @@ public interface TxnExecutor {
     void execute(Txn t, boolean commit, Done done);
 
     /**
-     * Stops the current attempt of {@code t} (it then reports RETRY or ERROR), even one not started yet: the engine
-     * follows every cancel with {@link #rollback}, before which no new attempt of {@code t} runs.
+     * Interrupts the current attempt of {@code t} (it then reports RETRY or ERROR). The engine follows every cancel
+     * with {@link #rollback}, before which no new attempt of {@code t} runs; the sites' executor
+     * ({@code exec.WireTxnExecutor}) also stops an attempt that has not started yet (certified blocks under opt-safe
+     * need that), {@code exec.JdbcTxnExecutor} (engine tests) only a running statement.
      */
     void cancel(Txn t);
 
