@@ -198,6 +198,13 @@ final class ListAppendClient implements Runnable {
             // anything else there (the connection lost, the site stopping) leaves the outcome unknown
             String state = e.getSQLState();
             boolean rolledBack = state != null && state.startsWith("40");
+            // back to autocommit: pgjdbc keeps autocommit off after a failed commit(), and the next one-request
+            // transaction would then run, unacknowledged by any COMMIT, inside a block of its own
+            try {
+                conn.setAutoCommit(true);
+            } catch (SQLException r) {
+                close();
+            }
             throw new Outcome(rolledBack ? OpType.FAIL : OpType.INFO, "at COMMIT: " + describe(e));
         }
         try {

@@ -72,6 +72,14 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
         boolean positionRecorded;   // the attempt's BEGIN recorded its GSN (ReplicaPosition)
         volatile boolean running;
         volatile java.util.concurrent.CompletableFuture<Void> cancelling;   // a CancelRequest under way
+        /**
+         * The engine cancelled the current attempt (guarded by this): sticky until the rollback that follows every
+         * cancel, so an attempt cancelled before it started, or before its request reached the backend (a
+         * CancelRequest finding the backend idle is dropped), does not run at all.
+         */
+        boolean cancelled;
+        /** The current attempt's request is on its way to the backend (guarded by this): only a CancelRequest stops it now. */
+        boolean requestSent;
         final Map<String, Long> sequences = new java.util.TreeMap<>();      // write-set policies: values reached
         /** The setval() calls that put back the sequences as they were before the current attempt ("" if none). */
         String sequencePutBack;
@@ -212,11 +220,15 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
         boolean commitSent = false;
         try {
             settleCancel(w);
-            if (w.conn == null) w.conn = pool.borrow(r.database(), r.role());
             w.replies.clear();
             w.error = null;
             w.fusedCommit = false;
             w.commitError = null;
+            if (cancelledBeforeRequest(w)) {   // revoked before it started: it does not run
+                w.sequencePutBack = null;   // nor does the rollback that follows put back an earlier attempt's sequence values
+                return Outcome.RETRY;
+            }
+            if (w.conn == null) w.conn = pool.borrow(r.database(), r.role());
             w.running = true;
             if (t.ships()) captureStarter.accept(r.database());   // before BEGIN: a slot waits for open transactions
             // before every attempt: transactions ordered before this one may have advanced them since the last
@@ -239,6 +251,11 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
                     if (TxnExecutor.transientState(w.error.sqlState())) return Outcome.RETRY;
                     beginRefused(t, w.error);
                     return Outcome.ERROR;
+                }
+                // revoked while BEGIN ran: a CancelRequest then may have found the backend idle and been dropped
+                if (cancelledBeforeRequest(w)) {
+                    w.error = PgError.error("57014", "wanrep: attempt cancelled before its request was sent");
+                    return Outcome.RETRY;
                 }
             } else {
                 w.conn.send(WireMessage.query(begin));
@@ -327,7 +344,19 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
             brokenConnection(t, w, e);
             return Outcome.RETRY;
         } finally {
-            w.running = false;
+            synchronized (w) {
+                w.running = false;
+                w.requestSent = false;
+            }
+        }
+    }
+
+    /** True if the attempt was cancelled; else marks its request as sent, after which {@link #cancel} sends a CancelRequest. */
+    private static boolean cancelledBeforeRequest(Work w) {
+        synchronized (w) {
+            if (w.cancelled) return true;
+            w.requestSent = true;
+            return false;
         }
     }
 
@@ -409,10 +438,40 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
         return q.indexOf('\\') < 0 ? "'" + q + "'" : "E'" + q.replace("\\", "\\\\") + "'";
     }
 
+    /**
+     * Sticky: an attempt not started yet, or whose request has not been sent, never runs it (see {@link Work#cancelled});
+     * one whose request is on its way gets CancelRequests until it returns, since one that reaches the backend while
+     * it still reads the request is dropped by PostgreSQL. A revoked attempt left running could wait for ever on row
+     * locks of what the final order put before it (a prepared certified block's, say). Every cancel is followed by
+     * {@link #rollback}, which ends it.
+     */
     @Override public void cancel(Txn t) {
         Work w = work(t);
-        BackendConnection c = w.conn;
-        if (c != null && w.running) w.cancelling = java.util.concurrent.CompletableFuture.runAsync(c::cancel, threads);
+        synchronized (w) {
+            w.cancelled = true;
+            BackendConnection c = w.conn;
+            if (c == null || !w.requestSent || w.cancelling != null) return;
+            w.cancelling = java.util.concurrent.CompletableFuture.runAsync(() -> {
+                do c.cancel(); while (stillSent(w) && pause(CANCEL_REPEAT_MS));
+            }, threads);
+        }
+    }
+
+    /** How often a cancelled attempt that has not returned is cancelled again. */
+    static final long CANCEL_REPEAT_MS = 200;
+
+    private static boolean stillSent(Work w) {
+        synchronized (w) { return w.requestSent; }
+    }
+
+    private static boolean pause(long ms) {
+        try {
+            Thread.sleep(ms);
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
     }
 
     @Override public void commit(Txn t, Done done) {
@@ -473,6 +532,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
         dispatch(w, () -> {
             try {
                 settleCancel(w);
+                synchronized (w) { w.cancelled = false; }   // the cancelled attempt ends here: the next one runs
                 if (w.conn != null) {
                     w.conn.run("ROLLBACK");
                     // the attempt's nextval calls stay done: put the sequences back for the next attempt (and for

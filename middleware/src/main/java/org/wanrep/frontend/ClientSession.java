@@ -35,6 +35,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 
 /**
@@ -680,6 +681,21 @@ public final class ClientSession implements Runnable {
 
     // ------------------------------------------------------------------ interactive blocks
 
+    /**
+     * How long a statement of a certifying block waits for a lock: a block must never wait without bound, because it
+     * can wait on a prepared block of this site (a prepared transaction has no backend, so PostgreSQL's deadlock
+     * detector cannot see through it) whose COMMIT PREPARED waits in delivery order for an update delivered before it
+     * (one that read what it wrote), while that update waits in PostgreSQL on a row the waiting block holds: a cycle
+     * across the middleware and PostgreSQL. Bounding the block's waits breaks every such cycle (see
+     * docs/architecture.md, "Certified interactive blocks"). Under repeatable read a block that waited for a row
+     * whose holder commits fails with 40001 anyway; the timeout is also answered 40001 (see {@link #relay}).
+     */
+    static final int BLOCK_LOCK_TIMEOUT_MS = 500;
+    /** Sets the bound for the block's transaction, keeping a shorter lock_timeout the session has itself. */
+    private static final String BLOCK_LOCK_TIMEOUT_SQL = "pg_catalog.set_config('lock_timeout', CASE WHEN pg_catalog.current_setting('lock_timeout')::interval"
+            + " BETWEEN interval '1 microsecond' AND interval '" + BLOCK_LOCK_TIMEOUT_MS + " milliseconds' THEN pg_catalog.current_setting('lock_timeout')"
+            + " ELSE '" + BLOCK_LOCK_TIMEOUT_MS + "ms' END, true)";
+
     private void startBlock(long commitsBefore, long snapshotGsn, UnitAnalysis a, List<WireMessage> unit, Relay r) throws IOException {
         block = new Block(commitsBefore);
         String text = String.join(" ", statementTexts(unit)).toLowerCase(java.util.Locale.ROOT);
@@ -695,7 +711,7 @@ public final class ClientSession implements Runnable {
         // the block's time, which its statement log carries to the other sites
         if (backend.status() == 'T') {
             PgError e = backend.run("SELECT pg_catalog.set_config('" + TimeRewriting.SETTING + "', '" + TimeRewriting.format(block.timestampMicros) + "', true), "
-                    + "pg_catalog.setseed(" + WireTxnExecutor.seedValue(block.seed) + ")");
+                    + "pg_catalog.setseed(" + WireTxnExecutor.seedValue(block.seed) + ")" + (block.certifying ? ", " + BLOCK_LOCK_TIMEOUT_SQL : ""));
             if (e != null) LOG.warn("could not fix the block's time: {}", e);
         }
     }
@@ -710,7 +726,19 @@ public final class ClientSession implements Runnable {
         if (ctx.writeSets() != null) ctx.writeSets().capture(database);
         RequestId id = ctx.engine().nextId();
         try {
-            ctx.engine().submit(new TxnRequest(id, TxnRequest.Kind.EXCLUSIVE, TableSet.allTables(), database, List.of(), 0, 0)).get();
+            CompletableFuture<org.wanrep.txn.Txn> granted = ctx.engine().submit(new TxnRequest(id, TxnRequest.Kind.EXCLUSIVE, TableSet.allTables(), database, List.of(), 0, 0));
+            if (block.certifying && block.wrote && !awaitExclusiveHoldingRows(granted)) {
+                // released once granted here, so that its RELEASE is ordered after it (the grant comes once the block's
+                // rows are free: its client's ROLLBACK); off the engine's thread, which completes the future
+                String db = database;
+                granted.whenCompleteAsync((t, e) -> {
+                    if (e == null) ctx.engine().submit(new TxnRequest(id, TxnRequest.Kind.RELEASE, TableSet.allTables(), db, List.of(), 0, 0));
+                });
+                raiseInBlock(unit, PgError.error("40001", "wanrep: could not serialize access: another update committed at this site since this transaction began,"
+                        + " or one ordered before its exclusive lock waits on its rows").withHint("Retry the transaction."));
+                return false;
+            }
+            granted.get();
         } catch (ExecutionException e) {
             raiseInBlock(unit, orderingError(e.getCause()));
             return false;
@@ -727,6 +755,31 @@ public final class ClientSession implements Runnable {
         }
         return true;
     }
+
+    /**
+     * A certifying block that wrote already holds PostgreSQL row locks while it waits for the exclusive lock (a
+     * catalog change, or COMMIT after advancing a sequence), and an update ordered before its EXCLUSIVE may wait on
+     * those rows while the grant waits for that update: a cycle PostgreSQL cannot see. The block is doomed as soon as
+     * anything commits here since its BEGIN (see the check at the grant), and in that cycle nothing ahead of it can
+     * commit: so it gives up as soon as something committed, or after EXCLUSIVE_WAIT_HOLDING_ROWS_MS without the grant.
+     * False if it gave up.
+     */
+    private boolean awaitExclusiveHoldingRows(CompletableFuture<org.wanrep.txn.Txn> granted) throws InterruptedException {
+        long end = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(EXCLUSIVE_WAIT_HOLDING_ROWS_MS);
+        while (true) {
+            try {
+                granted.get(50, java.util.concurrent.TimeUnit.MILLISECONDS);
+                return true;
+            } catch (ExecutionException e) {
+                return true;   // reported by the caller's get()
+            } catch (java.util.concurrent.TimeoutException e) {
+                if (ctx.engine().localCommits() != block.commitsAtBegin || System.nanoTime() > end) return false;
+            }
+        }
+    }
+
+    /** How long a certifying block that holds row locks waits for the exclusive lock when nothing commits meanwhile. */
+    static final int EXCLUSIVE_WAIT_HOLDING_ROWS_MS = 5_000;
 
     private void releaseExclusive() {
         if (block == null || block.exclusive == null) return;
@@ -1099,7 +1152,15 @@ public final class ClientSession implements Runnable {
                     continue;
                 }
                 WireMessage m = backend.read();
-                if (m.kind() == 'E' && r.error == null) r.error = PgError.parse(m);
+                if (m.kind() == 'E' && r.error == null) {
+                    r.error = PgError.parse(m);
+                    if (r.error.sqlState().equals("55P03") && block != null && block.certifying) {
+                        // the bound on a certifying block's lock waits (BLOCK_LOCK_TIMEOUT_MS): a serialization failure, retried as one
+                        r.error = PgError.error("40001", "wanrep: could not serialize access: waited over " + BLOCK_LOCK_TIMEOUT_MS
+                                + " ms for a row held by a concurrent transaction (" + r.error.message() + ")").withHint("Retry the transaction.");
+                        m = r.error.toMessage();
+                    }
+                }
                 if (m.kind() == 'C') r.lastTag = Messages.commandTag(m);
                 if (buffer != null) buffer.add(m);
                 else client.write(m);

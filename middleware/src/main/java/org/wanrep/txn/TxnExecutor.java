@@ -32,7 +32,12 @@ public interface TxnExecutor {
      */
     void execute(Txn t, boolean commit, Done done);
 
-    /** Best effort: interrupt a running execution (it then reports RETRY or ERROR). */
+    /**
+     * Interrupts the current attempt of {@code t} (it then reports RETRY or ERROR). The engine follows every cancel
+     * with {@link #rollback}, before which no new attempt of {@code t} runs; the sites' executor
+     * ({@code exec.WireTxnExecutor}) also stops an attempt that has not started yet (certified blocks under opt-safe
+     * need that), {@code exec.JdbcTxnExecutor} (engine tests) only a running statement.
+     */
     void cancel(Txn t);
 
     /** COMMIT; at the origin, then the buffered replies go to the client. May report before it returns. */

@@ -10,6 +10,10 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -31,6 +35,8 @@ class CertifiedBlocksTest {
             st.execute("CREATE TABLE acc (id int PRIMARY KEY, bal int NOT NULL)");
             st.execute("INSERT INTO doctors VALUES (1, true), (2, true)");
             st.execute("INSERT INTO acc VALUES (1, 100), (2, 100)");
+            st.execute("CREATE TABLE cyc (id int PRIMARY KEY, v int NOT NULL)");
+            st.execute("INSERT INTO cyc VALUES (1, 0), (2, 0), (3, 0)");
         }
     }
 
@@ -131,5 +137,86 @@ class CertifiedBlocksTest {
                 r.next();
                 assertThat(r.getInt(1)).isZero();
             }
+    }
+    /**
+     * The cycle history-check found across the middleware and PostgreSQL at a block's origin (site a): block P holds
+     * row 1 and is prepared; its COMMIT PREPARED waits, in delivery order, for update Y delivered before it, which read
+     * row 1 (a read-write conflict: P certifies, but must commit after Y); Y waits in PostgreSQL on row 2, held by
+     * block B, still running at a; B now writes row 1 and waits in PostgreSQL on P. PostgreSQL's deadlock detector
+     * does not see the middleware's edge (nor through a prepared transaction): without a bound on B's waits, all
+     * three wait for ever. B must fail (40001) instead; then Y and P commit everywhere.
+     */
+    @Test
+    void aBlockWaitingOnAPreparedBlockCannotHangTheUpdatesOrderedBeforeIt() throws Exception {
+        ExecutorService pool = Executors.newCachedThreadPool();
+        try (Connection p = cluster.connect(0); Connection b = cluster.connect(0); Connection y = cluster.connect(1, "preferQueryMode=simple")) {
+            p.setAutoCommit(false);
+            b.setAutoCommit(false);
+            Statement sp = p.createStatement(), sb = b.createStatement(), sy = y.createStatement();
+            sb.executeUpdate("UPDATE cyc SET v = v + 1 WHERE id = 2");      // B holds row 2 at site a
+            sp.executeUpdate("UPDATE cyc SET v = v + 10 WHERE id = 1");     // P holds row 1, its snapshot before Y
+            // Y, from site b: writes row 2, reads row 1; committed at b, at a it waits in PostgreSQL on B
+            sy.execute("UPDATE cyc SET v = v + 100 WHERE id = 2; SELECT v FROM cyc WHERE id = 1");
+            Future<?> commitP = pool.submit(() -> { p.commit(); return null; });
+            awaitPrepared(0);   // P certifies after Y; at a it waits for Y's locks
+            Future<Integer> bWrites = pool.submit(() -> sb.executeUpdate("UPDATE cyc SET v = v + 1 WHERE id = 1"));
+            assertThatThrownBy(() -> bWrites.get(20, TimeUnit.SECONDS)).as("B's wait on the prepared block P")
+                    .isInstanceOfSatisfying(java.util.concurrent.ExecutionException.class,
+                            e -> assertThat(((SQLException) e.getCause()).getSQLState()).isEqualTo("40001"));
+            b.rollback();
+            commitP.get(20, TimeUnit.SECONDS);
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(cluster.check().values()).containsOnly("same");
+        for (int i = 0; i < 2; i++)
+            try (Connection c = cluster.pgs.get(i).connect(); Statement st = c.createStatement();
+                 ResultSet r = st.executeQuery("SELECT string_agg(id || '=' || v, ',' ORDER BY id) FROM cyc")) {
+                r.next();
+                assertThat(r.getString(1)).as("replica " + i).startsWith("1=10,2=100,");
+            }
+    }
+
+    /**
+     * The same kind of cycle through the exclusive lock: block B (site a) wrote row 3, then changes the catalog, which
+     * takes the exclusive path and waits for the all-tables lock; update Y, ordered before that lock, waits at a in
+     * PostgreSQL on B's row 3. B gives up (40001) instead of waiting for ever. (COMMIT after advancing a sequence waits
+     * alike.)
+     */
+    @Test
+    void aBlockHoldingRowsDoesNotWaitForEverForTheExclusiveLock() throws Exception {
+        ExecutorService pool = Executors.newCachedThreadPool();
+        try (Connection b = cluster.connect(0); Connection y = cluster.connect(1)) {
+            b.setAutoCommit(false);
+            Statement sb = b.createStatement(), sy = y.createStatement();
+            sb.executeUpdate("UPDATE cyc SET v = v + 1 WHERE id = 3");
+            // committed at b; at a it waits on B
+            pool.submit(() -> sy.executeUpdate("UPDATE cyc SET v = v + 100 WHERE id = 3")).get(30, TimeUnit.SECONDS);
+            Future<?> ddlB = pool.submit(() -> sb.execute("CREATE TABLE cyc_more (i int)"));
+            assertThatThrownBy(() -> ddlB.get(30, TimeUnit.SECONDS)).as("B's DDL waiting for the exclusive lock")
+                    .isInstanceOfSatisfying(java.util.concurrent.ExecutionException.class,
+                            e -> assertThat(((SQLException) e.getCause()).getSQLState()).isEqualTo("40001"));
+            b.rollback();
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(cluster.check().values()).containsOnly("same");
+        try (Connection c = cluster.pgs.get(0).connect(); Statement st = c.createStatement(); ResultSet r = st.executeQuery("SELECT v FROM cyc WHERE id = 3")) {
+            r.next();
+            assertThat(r.getInt(1)).isEqualTo(100);
+        }
+    }
+
+    private static void awaitPrepared(int site) throws Exception {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (true) {
+            try (Connection c = cluster.pgs.get(site).connect(); Statement st = c.createStatement();
+                 ResultSet r = st.executeQuery("SELECT count(*) FROM pg_prepared_xacts")) {
+                r.next();
+                if (r.getInt(1) > 0) return;
+            }
+            if (System.nanoTime() > end) throw new AssertionError("no transaction prepared at site " + site);
+            Thread.sleep(20);
+        }
     }
 }

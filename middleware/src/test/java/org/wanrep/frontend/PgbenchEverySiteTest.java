@@ -24,8 +24,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * each delivery mode and each execution policy. Afterwards every replica satisfies pgbench's own
  * invariant (the balances of accounts, tellers and branches and the history's deltas all add up, and
  * the history holds one row per acknowledged transaction) and the replicas are identical. Under
- * symmetric execution with agreed or safe delivery the blocks commit by certification (no cluster
- * lock), decided alike everywhere.
+ * symmetric execution the blocks commit by certification (no cluster lock), decided alike everywhere.
  *
  * <p>The runs use {@code -n}: pgbench's vacuum step truncates pgbench_history, so runs started at
  * different sites would wipe each other's history (as on a single PostgreSQL server).
@@ -89,7 +88,7 @@ class PgbenchEverySiteTest {
             }
             assertThat(processed).isPositive();
             assertThat(c.check().values()).as("replicas compared").containsOnly("same");
-            if (!writeSets && !delivery.equals("opt-safe")) {
+            if (!writeSets) {
                 // the interactive blocks committed by certification, without a cluster lock, and every site decided alike
                 List<List<Long>> cert = new ArrayList<>();
                 for (int i = 0; i < 3; i++)
