@@ -1078,7 +1078,7 @@ public final class ClientSession implements Runnable {
         try {
             a = OwnCommands.answer(sql, ctx, sessionUser);
         } catch (IllegalArgumentException | IllegalStateException e) {   // e.g. a log range this site does not hold
-            client.write(PgError.error(e instanceof IllegalArgumentException ? "42501" : "55000", e.getMessage()).toMessage());
+            client.write(ownCommandError(e).toMessage());
             client.write(Messages.readyForQuery(backend.status()));
             return true;
         }
@@ -1092,6 +1092,11 @@ public final class ClientSession implements Runnable {
         return true;
     }
 
+    /** A refused own command: not the replica user (42501), or not possible at this site now (55000). */
+    private static PgError ownCommandError(RuntimeException e) {
+        return PgError.error(e instanceof IllegalArgumentException ? "42501" : "55000", e.getMessage());
+    }
+
     /** The same commands through the extended protocol (as pgjdbc sends them): answered message by message. */
     private boolean answerOwnCommandExtended(List<WireMessage> unit) throws IOException {
         String text = null;
@@ -1103,7 +1108,13 @@ public final class ClientSession implements Runnable {
             else if (m.kind() != 'B' && m.kind() != 'D' && m.kind() != 'E' && m.kind() != 'S') return false;
         }
         if (text == null) return false;
-        OwnCommands.Answer a = OwnCommands.answer(text, ctx, sessionUser);
+        OwnCommands.Answer a;
+        try {
+            a = OwnCommands.answer(text, ctx, sessionUser);
+        } catch (IllegalArgumentException | IllegalStateException e) {   // refused: an error, and the session goes on
+            replyError(unit, ownCommandError(e));
+            return true;
+        }
         if (a == null) return false;   // not ours after all (e.g. fault injection is off): PostgreSQL answers it
         for (WireMessage m : unit) {
             switch (m.kind()) {

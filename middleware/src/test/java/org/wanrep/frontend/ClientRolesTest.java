@@ -67,6 +67,13 @@ class ClientRolesTest {
                     .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("42501"));
             assertThatThrownBy(() -> st.execute("SET SESSION AUTHORIZATION postgres"))
                     .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("42501"));
+            // wanrep's own commands for the replica user only: refused with an error through pgjdbc's extended
+            // protocol too (it ended the session before), and the session goes on
+            assertThatThrownBy(() -> st.executeQuery("SHOW wanrep.log FROM 1 TO 2 LIMIT 1"))
+                    .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("42501"));
+            try (ResultSet rs = st.executeQuery("SELECT 1")) {
+                assertThat(rs.next()).isTrue();
+            }
             // an interactive block's statement log runs as alice at the other site too
             c.setAutoCommit(false);
             st.executeUpdate("UPDATE t SET v = v + 10 WHERE id = 1");
