@@ -49,8 +49,9 @@ public final class FlushPlanner {
     }
 
     static boolean mayHaveCommitted(Epoch e, List<String> members, Map<String, Proto.FlushState> reports) {
-        // its leader installs the moment it commits: a leader still here without it never committed it
-        Proto.FlushState leader = reports.get(e.leader());
+        // its leader installs the moment it commits: a leader still here without it never committed it (unless the
+        // leader's own site was not configured, so that it stayed outside the epoch it led)
+        Proto.FlushState leader = members.contains(e.leader()) ? reports.get(e.leader()) : null;
         if (leader != null && leader.installedEpoch().compareTo(e) < 0) return false;
         for (String m : members) {
             Proto.FlushState r = reports.get(m);
@@ -66,6 +67,15 @@ public final class FlushPlanner {
      * member is a new incarnation of a running group, not part of a fresh start.
      */
     public static Proto.Proposal plan(long viewId, List<String> members, Map<String, Proto.FlushState> reports) {
+        return plan(viewId, members, reports, members.isEmpty() ? "" : members.get(0));
+    }
+
+    /**
+     * As above, by {@code leader}: the member that proposes it and installs it the moment it commits (the
+     * sequencer of the view, not necessarily its first member: a restarted sequencer site's member comes
+     * last). {@link #mayHaveCommitted} relies on the epoch naming its real leader.
+     */
+    public static Proto.Proposal plan(long viewId, List<String> members, Map<String, Proto.FlushState> reports, String leader) {
         // the base is the latest epoch known to be installed: installed here, or the base of a plan
         // accepted here (a leader proposes from the latest installed epoch among its reports)
         Epoch base = Epoch.NONE;
@@ -74,7 +84,6 @@ public final class FlushPlanner {
             base = Epoch.max(base, Epoch.max(s.installedEpoch(), s.acceptedBase()));
             number = Math.max(number, Math.max(s.installedEpoch().number(), s.acceptedEpoch().number()));
         }
-        String leader = members.isEmpty() ? "" : members.get(0);
         Epoch newEpoch = new Epoch(number + 1, viewId, leader);
         List<Proto.FlushState> cont = new ArrayList<>();
         List<String> baseMembers = List.of();
@@ -198,7 +207,6 @@ public final class FlushPlanner {
             List<String> in = new ArrayList<>();
             for (String m : members) if (sites.contains(org.wanrep.gcs.Members.siteOf(m))) in.add(m);
             epochMembers = List.copyOf(in);
-            newEpoch = new Epoch(newEpoch.number(), viewId, epochMembers.get(0));
         }
         return new Proto.Proposal(viewId, newEpoch, base, epochMembers, fromSlot, slot, gsn, plan, ship, reliable, sites, sitesGsn);
     }

@@ -122,6 +122,9 @@ public final class TotalOrderCore {
     public String self() { return self; }
     public boolean isPrimary() { return mode == Mode.NORMAL; }
     public long epoch() { return installedEpoch; }
+
+    /** The installed epoch's identity: number, view and the member that led its flush. */
+    public Epoch epochIdentity() { return installed; }
     public long deliveredGsn() { return gsn; }
     public String sequencer() { return mode == Mode.NORMAL ? sequencer : null; }
     public int heldCount() { return held.size(); }
@@ -429,7 +432,7 @@ public final class TotalOrderCore {
         if (!reports.keySet().containsAll(viewMembers)) return;
         Map<String, Proto.FlushState> inView = new LinkedHashMap<>();
         for (String m : viewMembers) inView.put(m, reports.get(m));
-        leaderProposal = FlushPlanner.plan(lastViewId, viewMembers, inView);
+        leaderProposal = FlushPlanner.plan(lastViewId, viewMembers, inView, self);
         if (leaderProposal == null) { waitingForHistory = true; return; }   // stays frozen until a view with the history
         fx.send(null, leaderProposal);
         onProposal(self, leaderProposal);

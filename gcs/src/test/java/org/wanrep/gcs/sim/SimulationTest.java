@@ -189,4 +189,23 @@ class SimulationTest {
         assertThat(sim.checker.members.get(c).ordered).containsExactlyElementsOf(sim.checker.members.get(a).ordered);
         sim.checker.checkEnd(List.of(a, b, c));
     }
+    /**
+     * An epoch names the member that led its flush (the sequencer, which installs it the moment it commits,
+     * what the planner's "a leader still here without it never committed it" relies on), not the view's
+     * first member: after the sequencer site restarts, its new member comes last in the view.
+     */
+    @Test
+    void anEpochNamesItsRealLeaderWhenTheSequencerIsNotTheFirstMember() {
+        Simulator sim = new Simulator(5, List.of("a", "b", "c"), "a");
+        sim.runUntil(500);
+        sim.crash(Members.name("a", "1"));
+        sim.runUntil(1500);
+        String a2 = sim.restartSite("a");
+        sim.runUntil(4000);
+        for (Simulator.Node n : sim.alive()) {
+            assertThat(n.core.isPrimary()).as(n.name).isTrue();
+            assertThat(n.core.sequencer()).as(n.name).isEqualTo(a2);
+            assertThat(n.core.epochIdentity().leader()).as("epoch at %s: %s", n.name, n.core).isEqualTo(a2);
+        }
+    }
 }
