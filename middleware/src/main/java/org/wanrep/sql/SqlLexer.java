@@ -149,8 +149,26 @@ public final class SqlLexer {
     /** Whether {@code sql} has a quote, quoted identifier, dollar quote or block comment that does not end. */
     public static boolean unterminated(String sql) { return unterminated(tokens(sql)); }
 
-    /** The tokens of {@code sql}, covering it from start to end without gaps. */
-    public static List<Token> tokens(String sql) { return tokens(sql, 0, sql.length()); }
+    /**
+     * The tokens of {@code sql}, covering it from start to end without gaps (unmodifiable). A session reads
+     * one request's text several times (its shape, its statements, time functions, session commands), so
+     * the last text lexed on this thread is kept with its tokens, by identity.
+     */
+    @SuppressWarnings("unchecked")
+    public static List<Token> tokens(String sql) {
+        Object[] last = LAST.get();
+        if (last[0] == sql) return (List<Token>) last[1];
+        List<Token> ts = java.util.Collections.unmodifiableList(tokens(sql, 0, sql.length()));
+        if (sql.length() <= MEMO_MAX_CHARS) {
+            last[0] = sql;
+            last[1] = ts;
+        }
+        return ts;
+    }
+
+    /** Longer texts are not kept (a session thread would hold their tokens until its next request). */
+    private static final int MEMO_MAX_CHARS = 16 << 10;
+    private static final ThreadLocal<Object[]> LAST = ThreadLocal.withInitial(() -> new Object[2]);
 
     /** The tokens of {@code sql.substring(from, to)}, with positions into {@code sql} (for a dollar-quoted body read as code). */
     public static List<Token> tokens(String sql, int from, int to) {
