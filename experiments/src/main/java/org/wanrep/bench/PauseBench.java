@@ -26,10 +26,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
- * A site paused under load (issue #12's last target): a local cluster of three real processes ({@code cluster
- * up}, symmetric execution, the given delivery), pgbench's TPC-B-like transaction as one request from
- * closed-loop clients at sites a and b; site c's middleware is stopped with SIGSTOP for a while, then
- * continued. Measured: the longest time the serving sites acknowledged no update (the target: no 5 s window
+ * A site paused or cut off under load (issue #12's last target, issue #14's pause and partition): a local cluster
+ * of three real processes ({@code cluster up}, symmetric execution, the given delivery), pgbench's TPC-B-like
+ * transaction as one request from closed-loop clients at sites a and b; site c's middleware is stopped with
+ * SIGSTOP for a while, then continued (or c is cut off from a and b inside every JGroups stack, then healed). Measured: the longest time the serving sites acknowledged no update (the target: no 5 s window
  * without one), when the others excluded c, and how long c took from SIGCONT until its replica had every
  * transaction a had ordered by then and it answered again (the target: 60 s), or whether it stopped; replicas
  * compared at the end.
@@ -38,7 +38,7 @@ public final class PauseBench {
     /** Acknowledged updates per bucket of this many milliseconds. */
     static final int BUCKET_MS = 100;
 
-    public record Result(String delivery, int pauseSeconds, double tpsBefore, double tpsDuringPause, double tpsAfter,
+    public record Result(String delivery, String fault, int pauseSeconds, double tpsBefore, double tpsDuringPause, double tpsAfter,
                          long longestGapMs, double gapStartS, double excludedAfterS, double caughtUpAfterS, boolean cStopped,
                          long errors, String replicas, double stopAtS, double contAtS, double endS, Map<String, long[]> acksPerBucket) {
         /** Whether the run meets the issue's targets. */
@@ -47,12 +47,15 @@ public final class PauseBench {
         }
     }
 
-    private final String delivery;
+    private final String delivery, fault;
     private final int scale, clients, beforeSeconds, pauseSeconds, catchUpLimitSeconds;
     private final PrintStream out;
 
-    public PauseBench(String delivery, int scale, int clients, int beforeSeconds, int pauseSeconds, int catchUpLimitSeconds, PrintStream out) {
+    /** {@code fault}: "pause" (SIGSTOP of c's middleware) or "partition" (c cut off inside every JGroups stack, both ways). */
+    public PauseBench(String delivery, String fault, int scale, int clients, int beforeSeconds, int pauseSeconds, int catchUpLimitSeconds, PrintStream out) {
+        if (!fault.equals("pause") && !fault.equals("partition")) throw new IllegalArgumentException("fault must be pause or partition, not " + fault);
         this.delivery = delivery;
+        this.fault = fault;
         this.scale = scale;
         this.clients = clients;
         this.beforeSeconds = beforeSeconds;
@@ -66,7 +69,8 @@ public final class PauseBench {
         Path dir = Files.createTempDirectory("wanrep-pause-bench", PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxr-xr-x")));
         PrintStream quiet = new PrintStream(OutputStream.nullOutputStream());
         out.printf("[%s] starting 3 sites (real processes, lan, symmetric, %s delivery)...%n", delivery, delivery);
-        ClusterLayout layout = LocalCluster.up(dir, 3, "lan", Config.build(Map.of("delivery", delivery, "execution", "symmetric"), List.of()), quiet);
+        ClusterLayout layout = LocalCluster.up(dir, 3, "lan", Config.build(Map.of("delivery", delivery, "execution", "symmetric",
+                "testing.fault_injection", fault.equals("partition") ? "on" : "off"), List.of()), quiet);
         AtomicBoolean stop = new AtomicBoolean();
         List<Thread> load = new ArrayList<>();
         long cPid = layout.sites().get(2).middleware_pid();
@@ -90,8 +94,13 @@ public final class PauseBench {
             Thread.sleep(beforeSeconds * 1000L);
 
             double stopAt = (System.nanoTime() - t0) / 1e9;
-            out.printf("[%s] t=%.1fs SIGSTOP site c (middleware pid %d) for %d s%n", delivery, stopAt, cPid, pauseSeconds);
-            signal("STOP", cPid);
+            if (fault.equals("pause")) {
+                out.printf("[%s] t=%.1fs SIGSTOP site c (middleware pid %d) for %d s%n", delivery, stopAt, cPid, pauseSeconds);
+                signal("STOP", cPid);
+            } else {
+                out.printf("[%s] t=%.1fs site c cut off from a and b (inside the JGroups stacks, both ways) for %d s%n", delivery, stopAt, pauseSeconds);
+                if (!partition(layout, true)) throw new IllegalStateException("could not cut site c off (a proxy did not answer)");
+            }
             cStoppedBySignal = true;
             double excludedAt = -1;
             long pauseEnd = System.nanoTime() + TimeUnit.SECONDS.toNanos(pauseSeconds);
@@ -105,10 +114,11 @@ public final class PauseBench {
             }
             List<String> atResume = sites(a);
             long resumeGsn = atResume == null ? Long.MAX_VALUE : Long.parseLong(atResume.get(1));
-            signal("CONT", cPid);
+            if (fault.equals("pause")) signal("CONT", cPid);
+            else if (!partition(layout, false)) throw new IllegalStateException("could not heal the partition (a proxy did not answer)");
             cStoppedBySignal = false;
             double contAt = (System.nanoTime() - t0) / 1e9;
-            out.printf("[%s] t=%.1fs SIGCONT site c; site a had ordered through GSN %d%s%n", delivery, contAt, resumeGsn,
+            out.printf("[%s] t=%.1fs %s; site a had ordered through GSN %d%s%n", delivery, contAt, fault.equals("pause") ? "SIGCONT site c" : "partition healed", resumeGsn,
                     excludedAt < 0 ? "; c was not excluded" : String.format("; c was excluded %.1f s after its pause began", excludedAt - stopAt));
 
             double caughtUpAt = -1;
@@ -161,12 +171,13 @@ public final class PauseBench {
             out.printf("[%s] comparing replicas...%n", delivery);
             Map<String, String> verdicts = LocalCluster.check(dir, "postgres", quiet);
             String replicas = verdicts.values().stream().allMatch("same"::equals) ? "same" : verdicts.toString();
-            return new Result(delivery, pauseSeconds, before, during, after, (long) longest * BUCKET_MS, longestStart * BUCKET_MS / 1000.0,
+            return new Result(delivery, fault, pauseSeconds, before, during, after, (long) longest * BUCKET_MS, longestStart * BUCKET_MS / 1000.0,
                     excludedAt < 0 ? -1 : excludedAt - stopAt, caughtUpAt < 0 ? -1 : caughtUpAt - contAt, cGone, errors.get(0), replicas,
                     stopAt, contAt, end, perSite);
         } finally {
             stop.set(true);
-            if (cStoppedBySignal) signal("CONT", cPid);
+            if (cStoppedBySignal && fault.equals("pause")) signal("CONT", cPid);
+            if (cStoppedBySignal && fault.equals("partition")) partition(layout, false);
             for (Thread t : load) t.join(TimeUnit.SECONDS.toMillis(30));
             LocalCluster.down(dir, quiet);
             deleteTree(dir);
@@ -198,6 +209,23 @@ public final class PauseBench {
                 }
             }
         }
+    }
+
+    /**
+     * Cuts site c off from a and b, both ways, or heals: each site drops what it receives from the other side
+     * ({@code SET wanrep.partitioned_from}, which {@code testing.fault_injection = on} allows).
+     */
+    private static boolean partition(ClusterLayout layout, boolean on) {
+        boolean all = true;
+        for (ClusterLayout.SiteEntry s : layout.sites()) {
+            String from = !on ? "" : s.name().equals("c") ? "a,b" : "c";
+            try (Connection x = connect(s, "proxy"); Statement st = x.createStatement()) {
+                st.execute("SET wanrep.partitioned_from = '" + from + "'");
+            } catch (SQLException e) {
+                all = false;
+            }
+        }
+        return all;
     }
 
     /** Site, state, last GSN, pending, members of a site's {@code SHOW wanrep.sites} (its own row), or null. */
