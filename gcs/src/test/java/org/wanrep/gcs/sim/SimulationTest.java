@@ -22,8 +22,8 @@ class SimulationTest {
     @Test
     void randomizedFaultSchedules() {
         long base = Long.getLong("wanrep.sim.seed", new Random().nextLong());
-        int runs = Integer.getInteger("wanrep.sim.runs", 2000);
-        long budgetMs = Long.getLong("wanrep.sim.budgetMs", 90_000);
+        int runs = Integer.getInteger("wanrep.sim.runs", 1200);
+        long budgetMs = Long.getLong("wanrep.sim.budgetMs", 60_000);
         System.out.println("simulation base seed " + base + " (" + runs + " runs, budget " + budgetMs + " ms)");
         long start = System.currentTimeMillis();
         long deliveries = 0;
