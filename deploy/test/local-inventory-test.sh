@@ -4,7 +4,8 @@
 #  2. dry run: every action against three remote hosts prints its plan (every host, the key
 #     commands) and runs nothing (ssh, sudo, apt-get, tar... are shadowed by recorders);
 #  3. for real, three sites on host `local` (na4 latency): init, start, status, conflicting updates
-#     through every proxy with psql, check, emulate, collect, stop.
+#     through every proxy with psql, check, add-site (a fourth under inserts), remove-site, check,
+#     emulate, collect, stop.
 # Everything it starts is stopped on exit, failure included. Run by `./wanrep test` after mvn verify.
 #
 # WANREP_DEPLOY_TEST_EMULATE=0 skips the emulate step (for development until `./wanrep emulate`
@@ -37,7 +38,7 @@ cleanup() {
     [ ! -f "$TMP/ssh.inventory" ] || PATH="$TMP/ssh-bin:$PATH" "$DEPLOY" stop --inventory "$TMP/ssh.inventory" >>"$TMP/cleanup-stop.log" 2>&1
     # whatever stop could not stop: by pid file and data directory, never by name
     local s
-    for s in "${SITES[@]}" viassh; do
+    for s in montreal boston chicago berkeley viassh; do
       local d="$TMP/sites/$s"
       if [ -f "$d/middleware.pid" ]; then kill -9 "$(cat "$d/middleware.pid")" 2>/dev/null; fi
       if [ -f "$d/pgdata/postmaster.pid" ]; then
@@ -273,6 +274,35 @@ step check check --dir "$TMP/check"
 contains "$TMP/step-check.out" "all replicas identical"
 contains "$TMP/check/cluster.json" "\"name\":\"boston\",\"proxy_host\":\"127.0.0.1\",\"proxy_port\":${PROXY[boston]}"
 
+log "add-site: a fourth site (berkeley, na4's fourth) joins the running cluster while montreal takes inserts"
+PROXY[berkeley]="$(free_port)"; PGPORT[berkeley]="$(free_port)"
+echo "berkeley local - ${PROXY[berkeley]} $(free_port gcs) ${PGPORT[berkeley]} $TMP/sites/berkeley" >>"$INV"
+(for i in $(seq 1 30); do echo "INSERT INTO hits VALUES ('during-add', $i);"; echo "SELECT pg_sleep(0.1);"; done \
+   | sql montreal -f - >"$TMP/psql-during-add.out" 2>&1) &
+BG_PIDS+=("$!")
+step add-site add-site --site berkeley
+for p in "${BG_PIDS[@]}"; do wait "$p" || fail "inserts during add-site failed: $(cat "$TMP/psql-during-add.out")"; done
+BG_PIDS=()
+for s in montreal boston chicago berkeley; do
+  contains "$TMP/sites/$s/wanrep.properties" "sites=montreal,boston,chicago,berkeley" "site.berkeley.gcs.bootstrap=off"
+done
+want=$((N * 3 + 30))
+for _ in $(seq 1 100); do got="$(sql berkeley -c "SELECT count(*) FROM hits")" && [ "$got" = "$want" ] && break; sleep 0.2; done
+[ "$got" = "$want" ] || fail "berkeley: $got rows in hits, expected $want"
+step check-four check --dir "$TMP/check-four"
+contains "$TMP/step-check-four.out" "all replicas identical"
+contains "$TMP/check-four/cluster.json" "\"name\":\"berkeley\""
+
+log "remove-site: boston leaves; the other three go on"
+step remove-site remove-site --site boston
+contains "$TMP/step-remove-site.out" "middleware stopped at its removal"
+sed -i '/^boston /d' "$INV"
+SITES=(montreal chicago berkeley)
+for s in "${SITES[@]}"; do contains "$TMP/sites/$s/wanrep.properties" "sites=montreal,chicago,berkeley"; done
+sql chicago -c "INSERT INTO hits VALUES ('after-remove', 1)"
+step check-three check --dir "$TMP/check-three"
+contains "$TMP/step-check-three.out" "all replicas identical"
+
 EMULATED=0
 if [ "${WANREP_DEPLOY_TEST_EMULATE:-1}" = 0 ]; then
   log "emulate: SKIPPED because WANREP_DEPLOY_TEST_EMULATE=0"
@@ -314,7 +344,7 @@ step stop-again stop    # idempotent
 if "$DEPLOY" status --inventory "$INV" >"$TMP/status-stopped.out" 2>&1; then fail "status says up after stop"; fi
 contains "$TMP/status-stopped.out" "DOWN" "not running"
 step destroy destroy --yes
-[ ! -e "$TMP/sites/boston" ] || fail "destroy left $TMP/sites/boston"
+[ ! -e "$TMP/sites/chicago" ] || fail "destroy left $TMP/sites/chicago"
 
 # ------------------------------------------------------------------ 4. the ssh path
 
