@@ -169,6 +169,9 @@ public final class Site implements AutoCloseable {
             engine.catchUpFrom(new LogFetcher(cluster, name));
             executor.recordPositionsIn(target);
             engine.stateTransferFrom(new StateTransfer(cluster, name, target, pool));
+        } else {
+            // no position recorded: a restart under agreed delivery must still know its replica took part in a history
+            engine.markHistoryWith(org.wanrep.exec.ReplicaPosition.historyMarker(target));
         }
         String logDir = c.get("rejoin.log_dir");
         engine.keepLog(logDir == null || logDir.isBlank() ? org.wanrep.txn.OrderedLog.inMemory(c.getInt("rejoin.log_window"))

@@ -29,7 +29,7 @@ class EngineSimulationTest {
      * crashed members was installed, so they rightly wait).
      */
     @ParameterizedTest
-    @org.junit.jupiter.params.provider.CsvSource({"AGREED,404", "SAFE,8886323965292197472"})
+    @org.junit.jupiter.params.provider.CsvSource({"AGREED,404", "SAFE,8886323965292197472", "AGREED,2062040241439167180"})
     void formerFailures(Delivery delivery, long seed) {
         if (!Boolean.getBoolean("wanrep.enginesim.log"))
             ((ch.qos.logback.classic.Logger) LoggerFactory.getLogger("org.wanrep")).setLevel(Level.OFF);
