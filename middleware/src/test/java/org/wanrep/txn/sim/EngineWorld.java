@@ -57,7 +57,8 @@ final class EngineWorld {
             this.executor = new MemExecutor(EngineWorld.this, this);
             this.engine = new ReplicationEngine(site, delivery, executor, new ExecutionPolicy(policy, sites, Map.of()),
                     policy == ExecutionPolicy.Kind.SYMMETRIC ? WriteSetIo.NONE : new MemWriteSetIo(EngineWorld.this, this));
-            // as a write-set site's (Site): the sim records no positions, so the replica keeps whether it took part
+            // no positions recorded here (a real symmetric site records them and transfers state): every simulated
+            // replica keeps whether it took part in a history, as a write-set site's does (Site)
             try {
                 engine.markHistoryWith(new ReplicationEngine.HistoryMarker() {
                     @Override public boolean marked() { return replica.history; }
