@@ -122,6 +122,46 @@ public final class ReplicaPosition {
         return dbs;
     }
 
+    static final String HISTORY = WriteSetSql.APPLIED_SCHEMA + ".history";
+
+    /**
+     * For write-set policies, which record no position: whether the replica took part in a group history, a row in
+     * {@code wanrep.history} of database postgres (see {@link org.wanrep.txn.ReplicationEngine.HistoryMarker}).
+     * Written in a transaction of its own, which carries no tag, so the write-set capture ignores it.
+     */
+    public static org.wanrep.txn.ReplicationEngine.HistoryMarker historyMarker(BackendTarget target) {
+        return new org.wanrep.txn.ReplicationEngine.HistoryMarker() {
+            @Override public boolean marked() throws SQLException {
+                try (Connection c = connect(target, "postgres"); Statement st = c.createStatement()) {
+                    createHistory(st);
+                    try (ResultSet rs = st.executeQuery("SELECT EXISTS (SELECT 1 FROM " + HISTORY + ")")) {
+                        rs.next();
+                        return rs.getBoolean(1);
+                    }
+                }
+            }
+
+            @Override public void mark() throws SQLException {
+                try (Connection c = connect(target, "postgres"); Statement st = c.createStatement()) {
+                    createHistory(st);
+                    st.execute("INSERT INTO " + HISTORY + " (since) VALUES (now())");
+                }
+            }
+
+            @Override public void clear() throws SQLException {
+                try (Connection c = connect(target, "postgres"); Statement st = c.createStatement()) {
+                    createHistory(st);
+                    st.execute("DELETE FROM " + HISTORY);
+                }
+            }
+        };
+    }
+
+    private static void createHistory(Statement st) throws SQLException {
+        st.execute("CREATE SCHEMA IF NOT EXISTS " + WriteSetSql.APPLIED_SCHEMA);
+        st.execute("CREATE TABLE IF NOT EXISTS " + HISTORY + " (since timestamptz NOT NULL)");
+    }
+
     private static Connection connect(BackendTarget target, String database) throws SQLException {
         return target.jdbc(database, "wanrep-position");
     }

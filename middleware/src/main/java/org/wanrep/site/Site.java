@@ -162,6 +162,8 @@ public final class Site implements AutoCloseable {
         ReplicationEngine engine = new ReplicationEngine(name, delivery(c), executor, policy, channel != null ? channel : WriteSetIo.NONE);
         // request numbers of an earlier incarnation of this site may still be known to the others
         engine.startIdsAt(System.currentTimeMillis() * 1000);
+        // write-set policies record no position: a restart under agreed delivery must still know its replica took part in a history
+        if (policy.kind() != ExecutionPolicy.Kind.SYMMETRIC) engine.markHistoryWith(org.wanrep.exec.ReplicaPosition.historyMarker(target));
         if (policy.kind() == ExecutionPolicy.Kind.SYMMETRIC) {
             // what this replica has (it may have crashed): every transaction records its GSN, so a site that
             // rejoins behind the others catches up from their logs instead of stopping (write-set policies:

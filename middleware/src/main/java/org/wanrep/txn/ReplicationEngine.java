@@ -148,6 +148,34 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     /** After a state transfer: ordered deliveries up to this GSN are in the copy already. */
     private long skipUpTo;
 
+    /**
+     * For an engine that does not record its replica's position (write-set policies): whether the replica took part
+     * in a group history, kept in the replica itself. Without it a site restarted under agreed delivery, whose last
+     * deliveries (as a cut-off sequencer, say) the group never ordered, would count as empty and keep them.
+     */
+    public interface HistoryMarker {
+        /** Whether the replica took part in a history (read once, before the member starts). */
+        boolean marked() throws Exception;
+        /** Records that it does: before the first ordered delivery of this process takes effect. */
+        void mark() throws Exception;
+        /** This replica, as it is, founds a new history: the earlier one's deliveries mean nothing now. */
+        void clear() throws Exception;
+    }
+
+    private volatile HistoryMarker historyMarker;
+    /** The replica took part in a history whose position it does not record (see {@link HistoryMarker}). */
+    private volatile boolean unrecordedHistory;
+    /** This process wrote the marker already (delivery thread). */
+    private boolean historyMarked;
+    /** This process has seen a primary view (delivery thread). */
+    private boolean sawPrimary;
+
+    /** Keeps whether the replica took part in a history in {@code m}; before the member starts. */
+    public void markHistoryWith(HistoryMarker m) throws Exception {
+        this.unrecordedHistory = m.marked();
+        this.historyMarker = m;
+    }
+
     /** A site whose gap the logs do not cover (or whose replica is new) transfers state from {@code s}. */
     public void stateTransferFrom(StateTransferSource s) { this.stateTransfer = s; }
 
@@ -419,6 +447,18 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             fail("site " + site + " was delivered " + m.id() + " a second time (GSN " + gsn + "): this replica no longer follows the others");
             return;
         }
+        HistoryMarker hm = historyMarker;
+        if (hm != null && !historyMarked && !recordPositions) {
+            // before anything of this history reaches the replica: a restart must know it may hold deliveries
+            try {
+                hm.mark();
+            } catch (Exception e) {
+                fail("site " + site + " cannot record in its replica that it takes part in the group's history: " + e.getMessage());
+                return;
+            }
+            historyMarked = true;
+            unrecordedHistory = true;
+        }
         OrderedLog l = log;
         if (l != null) l.ordered(gsn, m.id(), m.payload());
         TxnRequest r = TxnRequestCodec.decode(m.payload());
@@ -624,6 +664,18 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             endTentativeAttempts();
             return;
         }
+        HistoryMarker hm = historyMarker;
+        if (!sawPrimary && !v.joined() && hm != null && unrecordedHistory && !recordPositions) {
+            // a new process that does not join: it founds a new history with its replica as it is
+            try {
+                hm.clear();
+            } catch (Exception e) {
+                fail("site " + site + " cannot reset its replica's history marker: " + e.getMessage());
+                return;
+            }
+            unrecordedHistory = false;
+        }
+        sawPrimary = true;
         OrderedLog l = log;
         if (!v.joined() && l != null && v.firstGsn() <= l.last()) l.clear();   // a new history (below): the old log means nothing
         if (!v.joined() && recordPositions && v.firstGsn() <= lastGsn) {
@@ -650,6 +702,15 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             fail("site " + site + " re-entered the primary component at GSN " + v.firstGsn() + " but last delivered GSN " + lastGsn
                     + ": its replica lacks " + (v.firstGsn() - 1 - lastGsn) + " transactions the others committed. It stops; rebuild its replica"
                     + " from another site's (state transfer is not implemented yet) and start it again.");
+            return;
+        }
+        if (v.joined() && !delivery.uniform() && !replace && !recordPositions && unrecordedHistory) {
+            // its replica's position is not recorded (write-set policies), so lastGsn 0 says nothing: a restarted
+            // cut-off sequencer may hold deliveries that a primary component which ordered nothing since never had
+            fail("site " + site + " re-entered the primary component at GSN " + v.firstGsn() + " with a replica that took part in the"
+                    + " group's history, whose position it does not record (write-set policies), with " + delivery.label()
+                    + " delivery, which is not uniform: it may hold transactions the others never ordered. It stops;"
+                    + " rebuild its replica from another site's (state transfer is not implemented yet) and start it again.");
             return;
         }
         if (v.joined() && !delivery.uniform() && lastGsn > 0 && !replace) {

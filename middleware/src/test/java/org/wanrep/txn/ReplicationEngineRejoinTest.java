@@ -102,4 +102,61 @@ class ReplicationEngineRejoinTest {
         assertThat(e.pending()).isZero();
         assertThat(fatal).isEmpty();
     }
+    /** A replica's history marker in memory, logging what the engine does with it into {@code calls}. */
+    private static ReplicationEngine.HistoryMarker marker(boolean[] marked, List<String> calls) {
+        return new ReplicationEngine.HistoryMarker() {
+            @Override public boolean marked() { return marked[0]; }
+            @Override public void mark() { calls.add("mark"); marked[0] = true; }
+            @Override public void clear() { calls.add("clear"); marked[0] = false; }
+        };
+    }
+
+    @Test
+    void aRestartedReplicaWithoutPositionsThatTookPartInAHistoryStopsWhenItRejoinsUnderAgreedDelivery() throws Exception {
+        // engine simulation seed 2062040241439167180: a cut-off sequencer (local-copy) committed GSN 1 and 2 alone,
+        // restarted, and joined a primary component that had ordered nothing (first GSN 1): lastGsn 0 proved nothing
+        ReplicationEngine e = new ReplicationEngine("c", Delivery.AGREED, new Recording());
+        List<String> fatal = new ArrayList<>(), calls = new ArrayList<>();
+        e.onFatal(fatal::add);
+        e.markHistoryWith(marker(new boolean[]{true}, calls));
+        e.viewChanged(view(true, true, 1));
+        assertThat(fatal).singleElement().asString().contains("re-entered the primary component").contains("does not record");
+        assertThat(e.current()).isFalse();
+
+        // uniform delivery: whatever it delivered, a primary component that continued from a majority holds it too
+        ReplicationEngine safe = new ReplicationEngine("c", Delivery.SAFE, new Recording());
+        fatal.clear();
+        safe.onFatal(fatal::add);
+        safe.markHistoryWith(marker(new boolean[]{true}, calls));
+        safe.viewChanged(view(true, true, 1));
+        assertThat(fatal).isEmpty();
+    }
+
+    @Test
+    void aNewReplicaJoinsLateMarksItsReplicaBeforeItsFirstDeliveryAndAFoundingOneClearsTheMark() throws Exception {
+        Recording x = new Recording();
+        ReplicationEngine e = new ReplicationEngine("c", Delivery.AGREED, x);
+        List<String> fatal = new ArrayList<>(), calls = new ArrayList<>();
+        e.onFatal(fatal::add);
+        boolean[] marked = {false};
+        e.markHistoryWith(marker(marked, calls));
+        e.viewChanged(view(true, true, 1));   // started after the others formed the group: nothing to doubt
+        assertThat(fatal).isEmpty();
+        assertThat(calls).isEmpty();
+        e.ordered(new GcsMessage(new MsgId("a/1", 1), Delivery.AGREED, request(1, "t1")), 1);
+        e.ordered(new GcsMessage(new MsgId("a/1", 2), Delivery.AGREED, request(2, "t1")), 2);
+        assertThat(calls).containsExactly("mark");   // once, before the first ordered delivery took effect
+        assertThat(marked[0]).isTrue();
+        assertThat(x.calls).hasSize(4);
+
+        // every site started afresh: the group founds a new history with the replicas as they are
+        ReplicationEngine founder = new ReplicationEngine("c", Delivery.AGREED, new Recording());
+        calls.clear();
+        founder.onFatal(fatal::add);
+        founder.markHistoryWith(marker(marked, calls));
+        founder.viewChanged(view(true, false, 1));
+        assertThat(fatal).isEmpty();
+        assertThat(calls).containsExactly("clear");
+        assertThat(marked[0]).isFalse();
+    }
 }

@@ -57,6 +57,17 @@ final class EngineWorld {
             this.executor = new MemExecutor(EngineWorld.this, this);
             this.engine = new ReplicationEngine(site, delivery, executor, new ExecutionPolicy(policy, sites, Map.of()),
                     policy == ExecutionPolicy.Kind.SYMMETRIC ? WriteSetIo.NONE : new MemWriteSetIo(EngineWorld.this, this));
+            // no positions recorded here (a real symmetric site records them and transfers state): every simulated
+            // replica keeps whether it took part in a history, as a write-set site's does (Site)
+            try {
+                engine.markHistoryWith(new ReplicationEngine.HistoryMarker() {
+                    @Override public boolean marked() { return replica.history; }
+                    @Override public void mark() { replica.history = true; }
+                    @Override public void clear() { replica.history = false; }
+                });
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
             engine.attach(new SimGcs(this));
             engine.onFatal(reason -> stop(this, reason));
             GcsListener l = engine;

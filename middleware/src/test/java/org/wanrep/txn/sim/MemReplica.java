@@ -29,6 +29,8 @@ final class MemReplica {
     final TreeMap<String, Long> data = new TreeMap<>();
     final Map<String, Long> versions = new HashMap<>();
     final LinkedHashSet<RequestId> applied = new LinkedHashSet<>();
+    /** The engine's history marker (ReplicationEngine.HistoryMarker): on the disk, so a restart finds it. */
+    boolean history;
 
     MemReplica() {}
 
@@ -37,6 +39,7 @@ final class MemReplica {
         data.putAll(other.data);
         versions.putAll(other.versions);
         applied.addAll(other.applied);
+        history = other.history;
     }
 
     long get(String key) { return data.getOrDefault(key, 0L); }
