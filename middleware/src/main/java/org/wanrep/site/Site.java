@@ -252,6 +252,12 @@ public final class Site implements AutoCloseable {
                 org.wanrep.exec.ReplicaPosition.catalogChanged();   // e.g. a database created from template0
             }
         });
+        // a state transfer replaced every database: the tables, keys and functions the classifiers read are stale
+        // (an origin's stale lock set would travel with its request to every site)
+        engine.onStateTransferred(() -> {
+            ctx.classifiers().catalogChangedEverywhere();
+            org.wanrep.exec.ReplicaPosition.catalogChanged();
+        });
         boolean clientRoles = c.get("proxy.session_role").equals("client");
         ProxyServer proxy = new ProxyServer(ctx, listening, new org.wanrep.frontend.SessionSecurity(tls, c.get("proxy.tls.require").equals("on"), clientRoles,
                 c.get("proxy.tls.clientcert").equals("verify-full")));

@@ -37,6 +37,11 @@ public final class Classifiers {
         return byDatabase.computeIfAbsent(db, d -> new SqlClassifier(() -> load(d), functions, writeSets));
     }
 
+    /** The replica was replaced (a state transfer): every database's catalog is read again. */
+    public void catalogChangedEverywhere() {
+        for (UnitClassifier c : byDatabase.values()) c.catalogChanged();
+    }
+
     /** DDL committed somewhere in this database: every session's next analysis reads the catalog again. */
     public void catalogChanged(String db) {
         UnitClassifier c = byDatabase.get(db);

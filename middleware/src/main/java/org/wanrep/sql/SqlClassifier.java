@@ -112,19 +112,23 @@ public final class SqlClassifier extends UnitClassifier {
         Catalog c = catalog;
         if (c == null) {
             synchronized (this) {
-                if (catalog == null) catalog = loader.get();
                 c = catalog;
+                if (c == null) {
+                    long g = generation;
+                    c = loader.get();
+                    if (generation == g) catalog = c;   // a change during the read: this one may be stale, read it again next time
+                }
             }
         }
         return c;
     }
 
     @Override public void catalogChanged() {
-        super.catalogChanged();
+        catalog = null;            // first: an analysis from here on reads the catalog again
+        super.catalogChanged();    // then the generation: what began before (and may have read the old one) is not kept
         byShape.clear();
         templates.clear();
         bodyProblems.clear();
-        catalog = null;   // read again at the next use
     }
 
     @Override protected UnitAnalysis analyzeStatement(String stmt) {
@@ -137,6 +141,7 @@ public final class SqlClassifier extends UnitClassifier {
                         .withHint("Add ORDER BY on a unique key, avoid per-server values, or use execution: primary-copy or local-copy "
                                 + "(write-set replication runs it at one site)."));
         }
+        long g = generation;
         UnitAnalysis kw = super.analyzeStatement(stmt);
         if (kw.route() != Route.UPDATE && kw.route() != Route.LOCAL) return kw;
         List<String> lits = new java.util.ArrayList<>();
@@ -154,6 +159,8 @@ public final class SqlClassifier extends UnitClassifier {
         UnitAnalysis a = refine(stmt, kw, template);
         if (shape.length() > MAX_CACHED_CHARS) {
             // a long text is never a cache key (it would pin its size in memory)
+        } else if (generation != g) {
+            // the catalog changed while this ran: not kept
         } else if (!LITERALS_MATTER.get()) {
             if (byShape.size() > 20_000) byShape.clear();
             byShape.put(shape, a);

@@ -21,8 +21,15 @@ public class UnitClassifier {
     /** The same analyses by exact text, looked up before normalizing (the hit that costs nothing). */
     private final java.util.concurrent.ConcurrentHashMap<String, UnitAnalysis> byText = new java.util.concurrent.ConcurrentHashMap<>();
 
-    /** DDL committed: cached analyses and catalog knowledge may be stale. */
+    /**
+     * Bumped by {@link #catalogChanged} before the caches are cleared: an analysis begun under an older
+     * generation (it may have read the old catalog) is used but never cached.
+     */
+    protected volatile long generation;
+
+    /** DDL committed, or the replica replaced by a state transfer: cached analyses and catalog knowledge may be stale. */
     public void catalogChanged() {
+        generation++;
         cache.clear();
         byText.clear();
     }
@@ -59,18 +66,19 @@ public class UnitClassifier {
     UnitAnalysis analyzeText(String sql) {
         UnitAnalysis a = byText.get(sql);   // a prepared statement's text: the same string every time
         if (a != null) return a;
+        long g = generation;
         String shape = SqlText.normalize(sql);
         a = cache.get(shape);
         if (a == null) {
             LITERALS_MATTER.set(false);
             a = analyzeUncached(List.of(sql));
             // row locks follow the constants the shape hides: such a shape is analysed every time
-            if (!LITERALS_MATTER.get() && shape.length() <= MAX_CACHED_CHARS) {
+            if (!LITERALS_MATTER.get() && shape.length() <= MAX_CACHED_CHARS && generation == g) {
                 if (cache.size() >= CACHE_LIMIT) cache.clear();
                 cache.put(shape, a);
             }
         }
-        if (sql.length() <= MAX_CACHED_CHARS && shape.equals(sql)) {   // no constants in it (parameters instead): it will come again as is
+        if (sql.length() <= MAX_CACHED_CHARS && shape.equals(sql) && generation == g) {   // no constants in it (parameters instead): it will come again as is
             if (byText.size() >= CACHE_LIMIT) byText.clear();
             byText.put(sql, a);
         }

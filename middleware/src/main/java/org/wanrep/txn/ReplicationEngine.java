@@ -900,6 +900,8 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         }
         OrderedLog l = log;
         if (replace && l != null) l.clear();   // it must never serve its own history to a site catching up
+        Runnable hook = transferHook;
+        if (hook != null) hook.run();
         lastTransfer = new CatchUp(x, (System.nanoTime() - start) / 1_000_000);
         LOG.info("site {}: state transferred, its replica has every GSN up to {}", site, x);
     }
@@ -1299,6 +1301,10 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
 
     /** Called (holding the engine's monitor: keep it short) for every transaction committed here. */
     public void onCommit(java.util.function.Consumer<TxnRequest> hook) { this.commitHook = hook; }
+
+    /** Called (on the delivery thread) each time a state transfer replaced the replica: what was read of it is stale. */
+    public void onStateTransferred(Runnable hook) { this.transferHook = hook; }
+    private volatile Runnable transferHook;
 
     /** Per-phase response-time breakdown of the update transactions this site originated. */
     public PhaseStats phaseStats() { return phaseStats; }

@@ -78,6 +78,15 @@ class StateTransferTest {
             assertThat(served).isTrue();
             assertThat(s.engine().lastTransfer()).as("site c got a copy of another site's replica").isNotNull();
             System.out.println("state transfer: " + s.engine().lastTransfer() + ", then catch-up " + s.engine().lastCatchUp());
+            // c's classifier read its catalog before the transfer (the reads refused above were classified first):
+            // h2 came with the transfer, and a read of it is a read here, not an update ordered at every site
+            try (Connection x = c.connect(2); Statement st = x.createStatement()) {
+                long ordered = orderedHere(st);
+                try (ResultSet rs = st.executeQuery("SELECT count(*) FROM h2")) {
+                    rs.next();
+                }
+                assertThat(orderedHere(st)).as("a read of a table the transfer brought was ordered as an update").isEqualTo(ordered);
+            }
             try (Connection x = c.connect(2); Statement st = x.createStatement()) {
                 st.execute("INSERT INTO h (id) VALUES ('after')");   // c takes part again
                 acked.add("after");
@@ -108,5 +117,13 @@ class StateTransferTest {
                 }
             }
         }
+    }
+
+    /** Updates that originated at this site so far ({@code SHOW wanrep.phases}, total). */
+    private static long orderedHere(Statement st) throws SQLException {
+        try (ResultSet rs = st.executeQuery("SHOW wanrep.phases")) {
+            while (rs.next()) if (rs.getString("phase").equals("total")) return rs.getLong("count");
+        }
+        throw new AssertionError("no total in SHOW wanrep.phases");
     }
 }
