@@ -165,7 +165,10 @@ public final class RejoinBench {
 
     private static double ms(Histogram h, double pct) { return h.getTotalCount() == 0 ? 0 : h.getValueAtPercentile(pct) / 1000.0; }
 
-    private void pgbenchInit(int port) throws Exception {
+    private void pgbenchInit(int port) throws Exception { pgbenchInit(port, scale); }
+
+    /** {@code pgbench -i -s scale} straight into a PostgreSQL (before any site starts on it). */
+    static void pgbenchInit(int port, int scale) throws Exception {
         Process p = new ProcessBuilder(ProxyOverheadBench.pgbenchBinary(), "-h", "127.0.0.1", "-p", Integer.toString(port), "-U", "postgres",
                 "-i", "-s", Integer.toString(scale), "-q", "postgres").redirectErrorStream(true).start();
         String output = new String(p.getInputStream().readAllBytes());
