@@ -303,6 +303,16 @@ sql chicago -c "INSERT INTO hits VALUES ('after-remove', 1)"
 step check-three check --dir "$TMP/check-three"
 contains "$TMP/step-check-three.out" "all replicas identical"
 
+log "a crash: stop --only chicago --kill (kill -9 of its middleware), inserts elsewhere, start --only chicago"
+step kill-chicago stop --only chicago --kill
+contains "$TMP/step-kill-chicago.out" "site chicago: middleware killed (kill -9)"
+for i in 1 2 3 4 5; do sql montreal -c "INSERT INTO hits VALUES ('while-chicago-down', $i)"; done
+step restart-chicago start --only chicago
+for _ in $(seq 1 100); do got="$(sql chicago -c "SELECT count(*) FROM hits WHERE site = 'while-chicago-down'" 2>/dev/null)" && [ "$got" = 5 ] && break; sleep 0.2; done
+[ "$got" = 5 ] || fail "chicago after its restart: $got of the 5 inserts made while it was down"
+step check-after-crash check --dir "$TMP/check-after-crash"
+contains "$TMP/step-check-after-crash.out" "all replicas identical"
+
 EMULATED=0
 if [ "${WANREP_DEPLOY_TEST_EMULATE:-1}" = 0 ]; then
   log "emulate: SKIPPED because WANREP_DEPLOY_TEST_EMULATE=0"
