@@ -180,7 +180,8 @@ public final class PauseBench {
             if (cStoppedBySignal && fault.equals("partition")) partition(layout, false);
             for (Thread t : load) t.join(TimeUnit.SECONDS.toMillis(30));
             LocalCluster.down(dir, quiet);
-            deleteTree(dir);
+            if (System.getenv("WANREP_BENCH_KEEP") != null) out.printf("[%s] cluster directory kept (WANREP_BENCH_KEEP): %s%n", delivery, dir);
+            else deleteTree(dir);
         }
     }
 

@@ -95,7 +95,7 @@ public class WAN_DELAY extends Protocol {
     }
 
     @Override public void up(MessageBatch batch) {
-        batch.removeIf(this::dropped, false);
+        batch.removeIf(this::dropped, true);   // every message of a cut-off sender (false would remove the first only)
         if (self < 0 || batch.size() == 0) { if (batch.size() > 0) up_prot.up(batch); return; }
         // the first message that is there: a batch may hold empty slots, which FastArray's iterator
         // skips in hasNext() but not in a bare next()

@@ -39,4 +39,28 @@ class WanDelayTest {
         assertThat((String) up.get(0).getObject()).isEqualTo("kept");
         boston.stop();
     }
+    /**
+     * A cut-off site's messages are all dropped, in a batch too (the fault injection removed only a batch's
+     * first one: heartbeats came through, the failure detector never suspected the cut-off site, and a
+     * "partitioned" site stayed in the view while its traffic was half lost).
+     */
+    @Test void everyMessageOfACutOffSiteInABatchIsDropped() throws Exception {
+        WAN_DELAY boston = new WAN_DELAY().configure(null, "boston", 0);
+        List<Message> up = new CopyOnWriteArrayList<>();
+        boston.setUpProtocol(new Protocol() {
+            @Override public Object up(Message msg) { up.add(msg); return null; }
+            @Override public void up(MessageBatch batch) { for (Message m : batch) up.add(m); }
+        });
+        Address montreal = UUID.randomUUID();
+        org.jgroups.util.NameCache.add(montreal, "montreal/1");
+        boston.partitionFrom(java.util.Set.of("montreal"));
+        MessageBatch batch = new MessageBatch(4).sender(montreal);
+        for (int i = 0; i < 4; i++) batch.add(new ObjectMessage(null, "m" + i).setSrc(montreal));
+        boston.up(batch);
+        boston.up(new ObjectMessage(null, "single").setSrc(montreal));
+        assertThat(up).isEmpty();
+        boston.partitionFrom(java.util.Set.of());   // healed
+        boston.up(new ObjectMessage(null, "after").setSrc(montreal));
+        assertThat(up).extracting(m -> (String) m.getObject()).containsExactly("after");
+    }
 }
