@@ -153,7 +153,26 @@ public final class BackendPool implements AutoCloseable {
      */
     public void renew(String database) throws IOException {
         pool.clear();
-        fill(database);
+        // only the connections free now: one still lent (work that finished before the transfer but has not given
+        // its connection back yet) is closed when it comes back broken, and its place opens again at the next borrow
+        java.util.List<BackendConnection> opened = new java.util.ArrayList<>();
+        try {
+            while (opened.size() < size && permits.tryAcquire()) {
+                boolean ok = false;
+                try {
+                    BackendConnection c = pool.borrowObject(key(database, null));
+                    lent.add(c);
+                    opened.add(c);
+                    ok = true;
+                } catch (Exception e) {
+                    throw new BackendException("cannot open a backend connection: " + e.getMessage(), e);
+                } finally {
+                    if (!ok) permits.release();
+                }
+            }
+        } finally {
+            for (BackendConnection c : opened) release(c);
+        }
     }
 
     @Override public void close() { pool.close(); }
