@@ -141,6 +141,12 @@ public final class FlowControl {
         }
     }
 
+    /** This member's latest backlog reports (a bounded set: gcs tells of undelivered ones at a view change). */
+    private final java.util.Set<MsgId> sentReports = java.util.Collections.synchronizedSet(java.util.Collections.newSetFromMap(
+            new java.util.LinkedHashMap<MsgId, Boolean>() {
+                @Override protected boolean removeEldestEntry(java.util.Map.Entry<MsgId, Boolean> e) { return size() > 4096; }
+            }));
+
     /** {@code engine} behind a listener that takes the backlog reports out of the RELIABLE stream. */
     public GcsListener intercept(GcsListener engine) {
         return new GcsListener() {
@@ -158,7 +164,15 @@ public final class FlowControl {
                     FlowControl.this.notifyAll();
                 }
             }
-            @Override public void undeliverable(MsgId id, Delivery d, String reason) { engine.undeliverable(id, d, reason); }
+            @Override public void undeliverable(MsgId id, Delivery d, String reason) {
+                // a lost backlog report is harmless (the next one replaces it); the engine takes any other lost
+                // RELIABLE message for a write set the others lack, and stops the site
+                if (d == Delivery.RELIABLE && sentReports.remove(id)) {
+                    LOG.debug("backlog report {} not delivered ({})", id, reason);
+                    return;
+                }
+                engine.undeliverable(id, d, reason);
+            }
         };
     }
 
@@ -172,7 +186,8 @@ public final class FlowControl {
                     int b = backlog.getAsInt();
                     report(self, site, b);   // our own, at once (the looped-back copy says the same)
                     if (b != last || System.nanoTime() - lastSent > 1_000_000_000L) {
-                        gcs.multicast(encode(site, b), Delivery.RELIABLE);
+                        MsgId id = gcs.multicast(encode(site, b), Delivery.RELIABLE);
+                        if (id != null) sentReports.add(id);
                         last = b;
                         lastSent = System.nanoTime();
                     }

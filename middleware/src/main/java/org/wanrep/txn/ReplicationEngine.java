@@ -960,6 +960,11 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     }
 
     @Override public void undeliverable(MsgId id, Delivery d, String reason) {
+        if (d == Delivery.RELIABLE && policy.kind() == ExecutionPolicy.Kind.SYMMETRIC) {
+            // symmetric execution ships no write sets: a RELIABLE message of ours is a backlog report (flow control)
+            LOG.debug("site {}: RELIABLE message {} not delivered ({}): not a write set", site, id, reason);
+            return;
+        }
         if (d == Delivery.RELIABLE) {
             // our RELIABLE multicasts are write sets of transactions this site committed for every site (WriteSetIo):
             // this replica is now ahead of the others, and while this member stays no one executes it again

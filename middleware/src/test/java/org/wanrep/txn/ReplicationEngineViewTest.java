@@ -42,4 +42,18 @@ class ReplicationEngineViewTest {
         e.viewChanged(view(false, 1));    // an ordinary view change
         assertThat(fatal).isEmpty();
     }
+    /**
+     * A member that leaves the primary component is told its undelivered RELIABLE messages. Under symmetric
+     * execution those are backlog reports of flow control, never write sets: the site goes on (it stopped,
+     * saying it "cannot ship its write set", whenever it left the primary with a report in flight).
+     */
+    @Test
+    void anUndeliveredBacklogReportDoesNotStopASymmetricSite() {
+        ReplicationEngine e = new ReplicationEngine("c", Delivery.SAFE, UNUSED);
+        List<String> fatal = new ArrayList<>();
+        e.onFatal(fatal::add);
+        e.undeliverable(new org.wanrep.gcs.MsgId("c/2", 7), Delivery.RELIABLE, "member c/2 is not in the primary component");
+        assertThat(fatal).isEmpty();
+        assertThat(e.failure()).isNull();
+    }
 }
