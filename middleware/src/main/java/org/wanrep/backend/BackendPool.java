@@ -85,9 +85,14 @@ public final class BackendPool implements AutoCloseable {
             Thread.currentThread().interrupt();
             throw new BackendException("interrupted while waiting for a backend connection", e);
         }
+        return lend(key(database, role));
+    }
+
+    /** A connection for {@code key}, under a permit the caller holds (given back if none can be had). */
+    private BackendConnection lend(String key) throws IOException {
         boolean lentOut = false;
         try {
-            BackendConnection c = pool.borrowObject(key(database, role));
+            BackendConnection c = pool.borrowObject(key);
             lent.add(c);
             lentOut = true;
             return c;
@@ -157,19 +162,7 @@ public final class BackendPool implements AutoCloseable {
         // its connection back yet) is closed when it comes back broken, and its place opens again at the next borrow
         java.util.List<BackendConnection> opened = new java.util.ArrayList<>();
         try {
-            while (opened.size() < size && permits.tryAcquire()) {
-                boolean ok = false;
-                try {
-                    BackendConnection c = pool.borrowObject(key(database, null));
-                    lent.add(c);
-                    opened.add(c);
-                    ok = true;
-                } catch (Exception e) {
-                    throw new BackendException("cannot open a backend connection: " + e.getMessage(), e);
-                } finally {
-                    if (!ok) permits.release();
-                }
-            }
+            while (opened.size() < size && permits.tryAcquire()) opened.add(lend(key(database, null)));
         } finally {
             for (BackendConnection c : opened) release(c);
         }
