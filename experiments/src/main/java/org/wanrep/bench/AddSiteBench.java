@@ -12,16 +12,13 @@ import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -94,7 +91,8 @@ public final class AddSiteBench {
                 for (int k = 0; k < clients; k++) {
                     int port = proxyPorts.get(site);
                     Random rnd = new Random(site * 1000L + k);
-                    load.add(Thread.ofPlatform().start(() -> client(port, rnd, stop, window, intervalNanos, errors)));
+                    load.add(Thread.ofPlatform().start(() -> TpcbClient.run(() -> RejoinBench.connect(port), scale, rnd, stop, intervalNanos, 100, errors,
+                            us -> window.get().recordValue(us))));
                 }
             Thread.sleep(3000);   // warm-up
             window.set(new ConcurrentHistogram(3_600_000_000L, 3));
@@ -113,7 +111,7 @@ public final class AddSiteBench {
             out.printf("before: %.0f tps, p50 %.1f ms, p99 %.1f ms%n", before.getTotalCount() / beforeSecs, ms(before, 50), ms(before, 99));
 
             long t1 = System.nanoTime();
-            try (Connection x = connect(proxyPorts.get(0)); Statement st = x.createStatement(); ResultSet rs = st.executeQuery("SHOW wanrep.sites add d")) {
+            try (Connection x = RejoinBench.connect(proxyPorts.get(0)); Statement st = x.createStatement(); ResultSet rs = st.executeQuery("SHOW wanrep.sites add d")) {
                 rs.next();
                 out.printf("addition ordered through site a: sites %s%n", rs.getString(1));
             }
@@ -148,44 +146,6 @@ public final class AddSiteBench {
             for (Site s : running) s.close();
             for (LocalPostgres pg : pgs) pg.close();
         }
-    }
-
-    /** Closed loop while {@code intervalNanos} is 0, else one transaction per interval (a late one starts at once). */
-    private void client(int port, Random rnd, AtomicBoolean stop, AtomicReference<Histogram> window, AtomicLong intervalNanos, AtomicLong errors) {
-        int accounts = 100_000 * scale;
-        long next = System.nanoTime();
-        while (!stop.get()) {
-            try (Connection x = connect(port); Statement st = x.createStatement()) {
-                while (!stop.get()) {
-                    long interval = intervalNanos.get();
-                    if (interval > 0) {
-                        next = Math.max(next + interval, System.nanoTime() - interval);
-                        long wait = next - System.nanoTime();
-                        if (wait > 0) TimeUnit.NANOSECONDS.sleep(wait);
-                    }
-                    int aid = 1 + rnd.nextInt(accounts), tid = 1 + rnd.nextInt(10 * scale), bid = 1 + rnd.nextInt(scale), delta = rnd.nextInt(10001) - 5000;
-                    long t = System.nanoTime();
-                    st.execute(String.format(RejoinBench.TPCB, delta, aid, aid, delta, tid, delta, bid, tid, bid, aid, delta));
-                    window.get().recordValue((System.nanoTime() - t) / 1000);
-                }
-            } catch (SQLException e) {
-                errors.incrementAndGet();
-                try {
-                    Thread.sleep(100);
-                } catch (InterruptedException x) {
-                    return;
-                }
-            } catch (InterruptedException e) {
-                return;
-            }
-        }
-    }
-
-    private static Connection connect(int port) throws SQLException {
-        Properties p = new Properties();
-        p.setProperty("user", "postgres");
-        p.setProperty("preferQueryMode", "simple");
-        return DriverManager.getConnection("jdbc:postgresql://127.0.0.1:" + port + "/postgres", p);
     }
 
     private static double ms(Histogram h, double pct) { return h.getTotalCount() == 0 ? 0 : h.getValueAtPercentile(pct) / 1000.0; }

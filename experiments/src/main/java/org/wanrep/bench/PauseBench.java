@@ -3,6 +3,7 @@ package org.wanrep.bench;
 import org.wanrep.cluster.ClusterLayout;
 import org.wanrep.cluster.LocalCluster;
 import org.wanrep.config.Config;
+import org.wanrep.history.Faults;
 
 import java.io.IOException;
 import java.io.OutputStream;
@@ -81,14 +82,18 @@ public final class PauseBench {
             pgbenchInit(a.proxy_port());
             int seconds = beforeSeconds + pauseSeconds + catchUpLimitSeconds + 10;
             Map<String, AtomicLongArray> acks = new ConcurrentHashMap<>();
-            AtomicLongArray errors = new AtomicLongArray(1);
+            java.util.concurrent.atomic.AtomicLong errors = new java.util.concurrent.atomic.AtomicLong();
             long t0 = System.nanoTime();
             for (int site = 0; site < 2; site++) {
                 ClusterLayout.SiteEntry e = layout.sites().get(site);
                 AtomicLongArray buckets = acks.computeIfAbsent(e.name(), k -> new AtomicLongArray(seconds * 1000 / BUCKET_MS + 1));
                 for (int k = 0; k < clients; k++) {
                     Random rnd = new Random(site * 1000L + k);
-                    load.add(Thread.ofPlatform().name("pause-bench-" + e.name() + "-" + k).start(() -> client(e, rnd, stop, t0, buckets, errors)));
+                    load.add(Thread.ofPlatform().name("pause-bench-" + e.name() + "-" + k).start(() -> TpcbClient.run(() -> connect(e, "proxy"), scale, rnd, stop,
+                            new java.util.concurrent.atomic.AtomicLong(), 50, errors, us -> {   // errors: e.g. 53400 while flow control waits, or the view change
+                        int i = (int) ((System.nanoTime() - t0) / 1_000_000 / BUCKET_MS);
+                        if (i < buckets.length()) buckets.incrementAndGet(i);
+                    })));
                 }
             }
             Thread.sleep(beforeSeconds * 1000L);
@@ -96,10 +101,10 @@ public final class PauseBench {
             double stopAt = (System.nanoTime() - t0) / 1e9;
             if (fault.equals("pause")) {
                 out.printf("[%s] t=%.1fs SIGSTOP site c (middleware pid %d) for %d s%n", delivery, stopAt, cPid, pauseSeconds);
-                signal("STOP", cPid);
+                Faults.kill(cPid, "STOP");
             } else {
                 out.printf("[%s] t=%.1fs site c cut off from a and b (inside the JGroups stacks, both ways) for %d s%n", delivery, stopAt, pauseSeconds);
-                if (!partition(layout, true)) throw new IllegalStateException("could not cut site c off (a proxy did not answer)");
+                if (!Faults.partition(layout, c, true)) throw new IllegalStateException("could not cut site c off (a proxy did not answer)");
             }
             cStoppedBySignal = true;
             double excludedAt = -1;
@@ -114,8 +119,8 @@ public final class PauseBench {
             }
             List<String> atResume = sites(a);
             long resumeGsn = atResume == null ? Long.MAX_VALUE : Long.parseLong(atResume.get(1));
-            if (fault.equals("pause")) signal("CONT", cPid);
-            else if (!partition(layout, false)) throw new IllegalStateException("could not heal the partition (a proxy did not answer)");
+            if (fault.equals("pause")) Faults.kill(cPid, "CONT");
+            else if (!Faults.partition(layout, c, false)) throw new IllegalStateException("could not heal the partition (a proxy did not answer)");
             cStoppedBySignal = false;
             double contAt = (System.nanoTime() - t0) / 1e9;
             out.printf("[%s] t=%.1fs %s; site a had ordered through GSN %d%s%n", delivery, contAt, fault.equals("pause") ? "SIGCONT site c" : "partition healed", resumeGsn,
@@ -172,12 +177,12 @@ public final class PauseBench {
             Map<String, String> verdicts = LocalCluster.check(dir, "postgres", quiet);
             String replicas = verdicts.values().stream().allMatch("same"::equals) ? "same" : verdicts.toString();
             return new Result(delivery, fault, pauseSeconds, before, during, after, (long) longest * BUCKET_MS, longestStart * BUCKET_MS / 1000.0,
-                    excludedAt < 0 ? -1 : excludedAt - stopAt, caughtUpAt < 0 ? -1 : caughtUpAt - contAt, cGone, errors.get(0), replicas,
+                    excludedAt < 0 ? -1 : excludedAt - stopAt, caughtUpAt < 0 ? -1 : caughtUpAt - contAt, cGone, errors.get(), replicas,
                     stopAt, contAt, end, perSite);
         } finally {
             stop.set(true);
-            if (cStoppedBySignal && fault.equals("pause")) signal("CONT", cPid);
-            if (cStoppedBySignal && fault.equals("partition")) partition(layout, false);
+            if (cStoppedBySignal && fault.equals("pause")) Faults.kill(cPid, "CONT");
+            if (cStoppedBySignal && fault.equals("partition")) Faults.partition(layout, layout.sites().get(2), false);
             for (Thread t : load) t.join(TimeUnit.SECONDS.toMillis(30));
             LocalCluster.down(dir, quiet);
             if (System.getenv("WANREP_BENCH_KEEP") != null) out.printf("[%s] cluster directory kept (WANREP_BENCH_KEEP): %s%n", delivery, dir);
@@ -189,44 +194,6 @@ public final class PauseBench {
         long n = 0;
         for (int i = Math.max(0, from); i < Math.min(to, buckets.length); i++) n += buckets[i];
         return to <= from ? 0 : n * 1000.0 / ((to - from) * BUCKET_MS);
-    }
-
-    private void client(ClusterLayout.SiteEntry e, Random rnd, AtomicBoolean stop, long t0, AtomicLongArray buckets, AtomicLongArray errors) {
-        int accounts = 100_000 * scale;
-        while (!stop.get()) {
-            try (Connection x = connect(e, "proxy"); Statement st = x.createStatement()) {
-                while (!stop.get()) {
-                    int aid = 1 + rnd.nextInt(accounts), tid = 1 + rnd.nextInt(10 * scale), bid = 1 + rnd.nextInt(scale), delta = rnd.nextInt(10001) - 5000;
-                    st.execute(String.format(RejoinBench.TPCB, delta, aid, aid, delta, tid, delta, bid, tid, bid, aid, delta));
-                    int i = (int) ((System.nanoTime() - t0) / 1_000_000 / BUCKET_MS);
-                    if (i < buckets.length()) buckets.incrementAndGet(i);
-                }
-            } catch (SQLException ex) {
-                errors.incrementAndGet(0);   // e.g. 53400 while flow control waits for the paused site, or the view change
-                try {
-                    Thread.sleep(50);
-                } catch (InterruptedException ie) {
-                    return;
-                }
-            }
-        }
-    }
-
-    /**
-     * Cuts site c off from a and b, both ways, or heals: each site drops what it receives from the other side
-     * ({@code SET wanrep.partitioned_from}, which {@code testing.fault_injection = on} allows).
-     */
-    private static boolean partition(ClusterLayout layout, boolean on) {
-        boolean all = true;
-        for (ClusterLayout.SiteEntry s : layout.sites()) {
-            String from = !on ? "" : s.name().equals("c") ? "a,b" : "c";
-            try (Connection x = connect(s, "proxy"); Statement st = x.createStatement()) {
-                st.execute("SET wanrep.partitioned_from = '" + from + "'");
-            } catch (SQLException e) {
-                all = false;
-            }
-        }
-        return all;
     }
 
     /** Site, state, last GSN, pending, members of a site's {@code SHOW wanrep.sites} (its own row), or null. */
@@ -278,12 +245,6 @@ public final class PauseBench {
         Process p = pb.start();
         String output = new String(p.getInputStream().readAllBytes());
         if (!p.waitFor(1800, TimeUnit.SECONDS) || p.exitValue() != 0) throw new IllegalStateException("pgbench -i failed:\n" + output);
-    }
-
-    private static void signal(String sig, long pid) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder("kill", "-" + sig, Long.toString(pid)).redirectErrorStream(true).start();
-        p.getInputStream().readAllBytes();
-        p.waitFor();
     }
 
     private static void deleteTree(Path dir) {

@@ -13,7 +13,6 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -37,10 +36,6 @@ public final class RejoinBench {
     public record Result(int scale, long missed, double transferSeconds, long caughtUp, double catchUpSeconds, double catchUpTps, double p50BeforeMs, double p99BeforeMs,
                          double p50DuringMs, double p99DuringMs, long txnsBefore, long txnsDuring, String replicas) {}
 
-    static final String TPCB = "UPDATE pgbench_accounts SET abalance = abalance + %d WHERE aid = %d; "
-            + "SELECT abalance FROM pgbench_accounts WHERE aid = %d; UPDATE pgbench_tellers SET tbalance = tbalance + %d WHERE tid = %d; "
-            + "UPDATE pgbench_branches SET bbalance = bbalance + %d WHERE bid = %d; "
-            + "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (%d, %d, %d, %d, CURRENT_TIMESTAMP)";
 
     private final int scale, clients, beforeSeconds, logWindow;
     private final long missed;
@@ -141,26 +136,16 @@ public final class RejoinBench {
     }
 
     private void client(int port, Random rnd, AtomicBoolean stop, AtomicReference<Histogram> window) {
-        int accounts = 100_000 * scale;
-        while (!stop.get()) {
-            Properties p = new Properties();
-            p.setProperty("user", "postgres");
-            p.setProperty("preferQueryMode", "simple");
-            try (Connection x = DriverManager.getConnection("jdbc:postgresql://127.0.0.1:" + port + "/postgres", p); Statement st = x.createStatement()) {
-                while (!stop.get()) {
-                    int aid = 1 + rnd.nextInt(accounts), tid = 1 + rnd.nextInt(10 * scale), bid = 1 + rnd.nextInt(scale), delta = rnd.nextInt(10001) - 5000;
-                    long t = System.nanoTime();
-                    st.execute(String.format(TPCB, delta, aid, aid, delta, tid, delta, bid, tid, bid, aid, delta));
-                    window.get().recordValue((System.nanoTime() - t) / 1000);
-                }
-            } catch (SQLException e) {
-                try {
-                    Thread.sleep(100);
-                } catch (InterruptedException x) {
-                    return;
-                }
-            }
-        }
+        TpcbClient.run(() -> connect(port), scale, rnd, stop, new java.util.concurrent.atomic.AtomicLong(), 100,
+                new java.util.concurrent.atomic.AtomicLong(), us -> window.get().recordValue(us));
+    }
+
+    /** A client's connection to a site's proxy (the in-process sites take no TLS). */
+    static Connection connect(int port) throws SQLException {
+        Properties p = new Properties();
+        p.setProperty("user", "postgres");
+        p.setProperty("preferQueryMode", "simple");
+        return DriverManager.getConnection("jdbc:postgresql://127.0.0.1:" + port + "/postgres", p);
     }
 
     private static double ms(Histogram h, double pct) { return h.getTotalCount() == 0 ? 0 : h.getValueAtPercentile(pct) / 1000.0; }

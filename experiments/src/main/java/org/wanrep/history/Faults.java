@@ -23,7 +23,7 @@ import java.util.Set;
  * network partition would: {@code SET wanrep.partitioned_from}, which the cluster allows with {@code testing.fault_injection = on}) for 3-12 s,
  * then heals; one isolated long enough to be excluded stops when it finds it missed transactions, so it counts as down.
  */
-final class Faults implements Runnable {
+public final class Faults implements Runnable {
     enum Kind {
         CRASH, SEQUENCER_CRASH, PARTITION, PAUSE, PG_CRASH;
 
@@ -179,7 +179,10 @@ final class Faults implements Runnable {
      * Cuts {@code target} off from the other sites, both ways, or heals: each site drops what it receives from
      * the other side (SET wanrep.partitioned_from through its proxy; fault injection must be on).
      */
-    private boolean partition(ClusterLayout.SiteEntry target, boolean on) {
+    private boolean partition(ClusterLayout.SiteEntry target, boolean on) { return partition(layout, target, on); }
+
+    /** As above, in any local cluster (pause-bench's partition fault). */
+    public static boolean partition(ClusterLayout layout, ClusterLayout.SiteEntry target, boolean on) {
         boolean all = true;
         List<String> others = layout.sites().stream().map(ClusterLayout.SiteEntry::name).filter(n -> !n.equals(target.name())).toList();
         for (ClusterLayout.SiteEntry s : layout.sites()) {
@@ -221,7 +224,7 @@ final class Faults implements Runnable {
     }
 
     /** Sends a signal with kill(1): the processes are real, possibly not our children (PostgreSQL). */
-    static boolean kill(long pid, String signal) {
+    public static boolean kill(long pid, String signal) {
         try {
             Process p = new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).redirectErrorStream(true).start();
             p.getInputStream().readAllBytes();
