@@ -206,7 +206,7 @@ public final class Site implements AutoCloseable {
         engine.attach(gcs);
         gcs.onFatal(engine::fail);   // a delivery the engine failed on stops the site (fires at once if one failed already)
         engine.flowControl(flow);
-        flow.start(gcs, gcs.self(), engine::pending);
+        flow.start(gcs, gcs.self(), engine::pending, engine::lagBehind, engine::finishedThrough);
         if (channel != null) channel.attach(gcs);
         try {
             gcs.awaitPrimary(sites.size() / 2 + 1, joinTimeout);

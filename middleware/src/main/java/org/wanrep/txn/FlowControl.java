@@ -31,6 +31,11 @@ import java.util.function.IntSupplier;
  *
  * <p>A member that left the view no longer counts. A paused member (SIGSTOP) stops reporting: its last
  * report counts until the group suspects it, so the others go on as far as that report allows.
+ *
+ * <p>A member catching up after it was away (its backlog is what it replays and what queues behind the
+ * replay, not yet delivered to its engine) reports that lag too, and while it is above zero every origin
+ * paces its new updates ({@link CatchUpPacer}) so that the lag shrinks while the others keep
+ * acknowledging; a state transfer reports no lag (its time does not depend on the load).
  */
 public final class FlowControl {
     private static final Logger LOG = LoggerFactory.getLogger(FlowControl.class);
@@ -38,7 +43,7 @@ public final class FlowControl {
     private static final int MAGIC = 0x57464C57;   // "WFLW"
 
     /** A site's last report: its site name and backlog, when it arrived here (nanoTime). */
-    public record Report(String site, int backlog, long atNanos) {}
+    public record Report(String site, int backlog, long lag, long done, long atNanos) {}
 
     /** The update was not let in within the wait: SQLSTATE 53400. */
     public static final class Throttled extends RuntimeException {
@@ -55,6 +60,7 @@ public final class FlowControl {
     private final long reportIntervalMs;
     /** Last report per group member (member name), this site's own included. */
     private final Map<String, Report> reports = new LinkedHashMap<>();
+    private final CatchUpPacer pacer = new CatchUpPacer();
     private volatile Thread reporter;
 
     /** {@code maxBacklog} 0 turns flow control off (reports are still sent, for {@code SHOW wanrep.sites}). */
@@ -102,11 +108,28 @@ public final class FlowControl {
                 wait(Math.min(left, 50));   // a report notifies; the view may change without one
             }
         }
+        long delay = pacer.admit(System.nanoTime());
+        if (delay <= 0) return;
+        if (System.nanoTime() + delay - end > 0)
+            throw new Throttled("wanrep: update not ordered: a site catching up paces new updates to "
+                    + Math.round(pacer.rate()) + " per second here, and this one's turn came after flow.wait_timeout_ms = " + waitTimeoutMs + " ms");
+        java.util.concurrent.TimeUnit.NANOSECONDS.sleep(delay);
     }
 
+    /** Updates per second this origin admits while a member catches up; 0 when it does not pace. */
+    public double pacedRate() { return pacer.rate(); }
+
     /** Records a report (also used for this site's own backlog) and wakes waiting updates. */
-    public synchronized void report(String member, String site, int backlog) {
-        reports.put(member, new Report(site, backlog, System.nanoTime()));
+    public void report(String member, String site, int backlog) { report(member, site, backlog, 0, 0); }
+
+    /**
+     * Records a report with the member's catch-up lag (0: it serves) and the GSN it finished everything
+     * up to, and wakes waiting updates.
+     */
+    public synchronized void report(String member, String site, int backlog, long lag, long done) {
+        long now = System.nanoTime();
+        reports.put(member, new Report(site, backlog, lag, done, now));
+        pacer.lag(member, lag, done, now);
         notifyAll();
     }
 
@@ -115,12 +138,16 @@ public final class FlowControl {
 
     // ------------------------------------------------------------------ reports on the group
 
-    static byte[] encode(String site, int backlog) {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream(32);
+    static byte[] encode(String site, int backlog) { return encode(site, backlog, 0, 0); }
+
+    static byte[] encode(String site, int backlog, long lag, long done) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(40);
         try (DataOutputStream out = new DataOutputStream(bytes)) {
             out.writeInt(MAGIC);
             out.writeUTF(site);
             out.writeInt(backlog);
+            out.writeLong(lag);   // appended: a site that reads only the backlog ignores them
+            out.writeLong(done);
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }
@@ -135,7 +162,9 @@ public final class FlowControl {
         try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(m.payload()))) {
             in.readInt();
             String s = in.readUTF();
-            report(m.sender(), s, in.readInt());
+            int backlog = in.readInt();
+            long lag = in.available() >= 16 ? in.readLong() : 0, done = lag > 0 ? in.readLong() : 0;
+            report(m.sender(), s, backlog, lag, done);
         } catch (IOException e) {
             LOG.error("undecodable backlog report from {}: {}", m.sender(), e.toString());
         }
@@ -161,6 +190,7 @@ public final class FlowControl {
                 synchronized (FlowControl.this) {
                     // a member that left no longer holds anyone back; it reports afresh if it comes back
                     reports.keySet().retainAll(v.members());
+                    pacer.retain(new java.util.HashSet<>(v.members()));
                     FlowControl.this.notifyAll();
                 }
             }
@@ -177,18 +207,26 @@ public final class FlowControl {
     }
 
     /** Starts reporting {@code backlog} (this site's) on {@code gcs} as member {@code self}. */
-    public void start(Gcs gcs, String self, IntSupplier backlog) {
+    public void start(Gcs gcs, String self, IntSupplier backlog) { start(gcs, self, backlog, () -> 0, () -> 0); }
+
+    /**
+     * Starts reporting this site's {@code backlog}, catch-up {@code lag} and the GSN it finished everything
+     * up to ({@code done}) on {@code gcs} as member {@code self}.
+     */
+    public void start(Gcs gcs, String self, IntSupplier backlog, java.util.function.LongSupplier lag, java.util.function.LongSupplier done) {
         Thread t = Thread.ofPlatform().daemon().name("wanrep-flow-" + site).start(() -> {
             int last = -1;
-            long lastSent = 0;
+            long lastSent = 0, lastLag = -1;
             while (!Thread.currentThread().isInterrupted()) {
                 try {
                     int b = backlog.getAsInt();
-                    report(self, site, b);   // our own, at once (the looped-back copy says the same)
-                    if (b != last || System.nanoTime() - lastSent > 1_000_000_000L) {
-                        MsgId id = gcs.multicast(encode(site, b), Delivery.RELIABLE);
+                    long l = lag.getAsLong(), d = l > 0 ? done.getAsLong() : 0;
+                    report(self, site, b, l, d);   // our own, at once (the looped-back copy says the same)
+                    if (b != last || l != lastLag || l > 0 || System.nanoTime() - lastSent > 1_000_000_000L) {
+                        MsgId id = gcs.multicast(encode(site, b, l, d), Delivery.RELIABLE);
                         if (id != null) sentReports.add(id);
                         last = b;
+                        lastLag = l;
                         lastSent = System.nanoTime();
                     }
                     Thread.sleep(reportIntervalMs);

@@ -217,6 +217,24 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         return Math.max(0, catchUpTarget - done);
     }
 
+    /**
+     * For flow control: ordered transactions this site still has to finish before it serves again (what it
+     * replays and what queues behind), 0 when it serves or while a state transfer runs (whose time the
+     * load does not change: the others are not paced for it).
+     */
+    public long lagBehind() {
+        if (draining) current();   // ends the drain once worked off (else only a client's request would)
+        if (transferring || !(catchingUp || draining)) return 0;
+        Gcs g = gcs;
+        long lag = catchUpLag() + (catchingUp && g != null ? g.queuedDeliveries() : 0);
+        return lag > DRAINED ? lag : 0;   // a few in flight is the normal backlog of a serving site
+    }
+
+    private volatile boolean transferring;
+
+    /** Every GSN up to this one has finished here (for flow control's pacing while catching up). */
+    public synchronized long finishedThrough() { return doneBelow(); }
+
     /** Every GSN up to this one has finished here (committed, failed alike everywhere, or no transaction). */
     private long doneBelow() { return unfinished.isEmpty() ? orderedUpTo : unfinished.first() - 1; }
 
@@ -889,7 +907,13 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             for (Txn t : new ArrayList<>(txns.values())) if (!t.fin && t.request.kind() == TxnRequest.Kind.AUTOCOMMIT) abandon(t);
             while (failure == null && !txns.isEmpty()) wait(100);
         }
-        long start = System.nanoTime(), x = stateTransfer.transfer(v);
+        long start = System.nanoTime(), x;
+        transferring = true;
+        try {
+            x = stateTransfer.transfer(v);
+        } finally {
+            transferring = false;
+        }
         synchronized (this) {
             // replacing a replica whose last deliveries may not be the group's: its own count means nothing now
             lastGsn = orderedUpTo = replace ? x : Math.max(lastGsn, x);
