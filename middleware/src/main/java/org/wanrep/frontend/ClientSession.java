@@ -559,7 +559,7 @@ public final class ClientSession implements Runnable {
         long ts = nowMicros();
         long seed = RANDOM.nextLong() | 1;   // always: a function body may call random() where the classifier cannot see it
         List<WireMessage> local = unit;
-        TxnRequest r = new TxnRequest(ctx.engine().nextId(), TxnRequest.Kind.AUTOCOMMIT, a.tables(), database,
+        TxnRequest r = new TxnRequest(ctx.engine().nextId(), TxnRequest.Kind.AUTOCOMMIT, a.tables().inSession(sessionOrderKey()), database,
                 selfContained(local, new HashSet<>()), ts, seed, settings);
         r = a.catalogChange() ? r.changingCatalog() : r.shippingWriteSet();   // DML: a write-set policy may run it at one site
         int inserted = r.messages().size() - local.size();
@@ -613,6 +613,9 @@ public final class ClientSession implements Runnable {
      * A request another site executed never ran on the client's backend: the named statements it
      * parsed or closed must still exist (or not) there for the client's next requests.
      */
+    /** This session's row in {@link TableSet#SESSION}: its site and backend key (a reused key only serializes more). */
+    private String sessionOrderKey() { return ctx.site() + "/" + (key == null ? 0 : key.pid()); }
+
     private void keepStatementState(List<WireMessage> unit) throws IOException {
         List<WireMessage> ms = new ArrayList<>();
         for (WireMessage m : unit)

@@ -35,6 +35,23 @@ public record TableSet(Set<String> reads, Set<String> writes, boolean all, Map<S
 
     public TableSet(Set<String> reads, Set<String> writes, boolean all) { this(reads, writes, all, Map.of()); }
 
+    /**
+     * Pseudo-table of session order: an autocommit request locks its origin session's row in it, so that at
+     * every site a client session's transactions run in the order the session sent them. Non-conflicting
+     * transactions may otherwise commit out of GSN order at a site, and a reader there could see a session's
+     * later update without its earlier one (1-copy-serializable still, but not what that client did).
+     * Certification ignores it (no table of that name exists; {@link #writes} never holds it).
+     */
+    public static final String SESSION = " session";
+
+    /** This set plus the lock of {@code session}'s order (every table already excludes everyone). */
+    public TableSet inSession(String session) {
+        if (all) return this;
+        Map<String, Map<String, LockMode>> r = new HashMap<>(rows);
+        r.put(SESSION, Map.of(session, LockMode.WRITE));
+        return new TableSet(reads, writes, false, r);
+    }
+
     public static TableSet allTables() { return new TableSet(Set.of(), Set.of(), true); }
     public static TableSet of(Set<String> reads, Set<String> writes) { return new TableSet(reads, writes, false); }
 
