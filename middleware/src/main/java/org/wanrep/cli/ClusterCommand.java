@@ -77,8 +77,9 @@ public final class ClusterCommand implements Runnable {
     }
 
     @Command(name = "start-site", mixinStandardHelpOptions = true,
-            description = "Start one site's middleware again (and its PostgreSQL if stopped). A site whose replica missed "
-                    + "transactions the others committed refuses to start: there is no state transfer yet.")
+            description = "Start one site's middleware again (and its PostgreSQL if stopped). It rejoins by itself: it "
+                    + "replays what it missed from the others' logs, or takes a state transfer from a serving site when "
+                    + "that is faster or the logs no longer hold the gap, and serves once caught up.")
     static final class StartSite implements Callable<Integer> {
         @Option(names = "--dir", required = true) Path dir;
         @Option(names = "--site", required = true) String site;

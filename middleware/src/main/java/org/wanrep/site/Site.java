@@ -181,6 +181,7 @@ public final class Site implements AutoCloseable {
             engine.catchUpFrom(new LogFetcher(cluster, name));
             executor.recordPositionsIn(target);
             engine.stateTransferFrom(new StateTransfer(cluster, name, target, pool));
+            engine.chooseCatchUpBy(new org.wanrep.txn.CatchUpChoice(c.getDouble("rejoin.replay_per_second"), c.getDouble("rejoin.transfer_mb_per_second")));
             engine.newSite(c.get("gcs.bootstrap").equals("off"));
         }
         String logDir = c.get("rejoin.log_dir");

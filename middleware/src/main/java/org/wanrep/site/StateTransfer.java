@@ -60,6 +60,16 @@ final class StateTransfer implements ReplicationEngine.StateTransferSource {
         throw new IllegalStateException("no serving site could transfer its state" + (last == null ? "" : " (last: " + last.getMessage() + ")"));
     }
 
+    @Override public long replicaBytes() {
+        try (Connection c = connect("postgres"); Statement st = c.createStatement();
+             ResultSet rs = st.executeQuery("SELECT sum(pg_catalog.pg_database_size(oid))::bigint FROM pg_catalog.pg_database WHERE datallowconn")) {
+            return rs.next() ? rs.getLong(1) : -1;
+        } catch (Exception e) {
+            LOG.warn("site {}: size of the replica unknown ({}): catch-up replays the logs", self, e.toString());
+            return -1;
+        }
+    }
+
     private long transferFrom(String donor) throws Exception {
         long start = System.nanoTime();
         Config d = cluster.forSite(donor);

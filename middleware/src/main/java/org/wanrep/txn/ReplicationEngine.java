@@ -142,7 +142,15 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     public interface StateTransferSource {
         /** Replaces this replica by a copy of a member of {@code v}'s; returns the GSN up to which the copy has everything. */
         long transfer(GcsView v) throws Exception;
+
+        /** About how many bytes a copy moves (this replica's size), or -1 if unknown. */
+        default long replicaBytes() { return -1; }
     }
+
+    private volatile CatchUpChoice catchUpChoice = CatchUpChoice.replayAlways();
+
+    /** How this site chooses between replaying a gap from the logs and a state transfer. */
+    public void chooseCatchUpBy(CatchUpChoice c) { this.catchUpChoice = c; }
 
     private volatile StateTransferSource stateTransfer;
     /** After a state transfer: ordered deliveries up to this GSN are in the copy already. */
@@ -850,6 +858,17 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
                 LOG.info("site {} is new to the cluster: state transfer", site);
                 transferState(v, false);
                 transferred = true;
+            } else if (stateTransfer != null && target > lastGsn) {
+                long bytes = stateTransfer.replicaBytes();
+                CatchUpChoice c = catchUpChoice;
+                if (c.copyFirst(target - lastGsn, bytes)) {
+                    LOG.info("site {}: a state transfer (~{} s for {} MB) should end before a replay of {} transactions (~{} s)", site,
+                            Math.round(c.transferSeconds(bytes)), bytes >> 20, target - lastGsn, Math.round(c.replaySeconds(target - lastGsn)));
+                    long t0 = System.nanoTime();
+                    transferState(v, false);
+                    transferred = true;
+                    c.transferred(bytes, (System.nanoTime() - t0) / 1_000_000);
+                }
             }
             while (lastGsn < target && failure == null) {
                 List<OrderedLog.Entry> es;
@@ -882,6 +901,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             }
             long ms = (System.nanoTime() - start) / 1_000_000;
             if (failure == null) lastCatchUp = new CatchUp(target - from, ms);
+            if (failure == null && !transferred) catchUpChoice.replayed(target - from, ms);
             if (failure == null)
                 LOG.info("site {} caught up: {} transactions in {} ms ({} per second)", site, target - from, ms, (target - from) * 1000 / Math.max(1, ms));
         } catch (InterruptedException e) {
