@@ -62,6 +62,11 @@ final class SessionSettings {
     /** The settings to ship with this session's next update. */
     Map<String, String> values() { return values; }
 
+    private long reads;
+
+    /** How many times the settings were read: a session copies {@link #values} only when this moved. */
+    long reads() { return reads; }
+
     /** True if one of these texts may change a setting (and notes custom names they set). */
     boolean noteTexts(List<String> texts) {
         boolean changes = false;
@@ -134,6 +139,7 @@ final class SessionSettings {
             values.put(name, new String(HexFormat.of().parseHex(e.getValue()), StandardCharsets.UTF_8));
         }
         dirty = false;
+        reads++;
     }
 
     /**
