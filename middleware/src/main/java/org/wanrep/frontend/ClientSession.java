@@ -464,7 +464,7 @@ public final class ClientSession implements Runnable {
                     // before anything of the block runs (pgjdbc sends its BEGIN with the first statement): every
                     // transaction up to this position is visible to all the block's reads
                     long snapshot = ctx.engine().committedThrough();
-                    Relay r = relay(unit);
+                    relay(unit);
                     if (backend.status() != 'I') block = InteractiveBlock.begin(ctx.engine(), blockSession, database, before, snapshot, statementTexts(unit), a.tables());
                 }
                 default -> localRequest(unit, a);
@@ -473,7 +473,9 @@ public final class ClientSession implements Runnable {
             switch (a.route()) {
                 case COMMIT -> block.commit(unit, settings);
                 case ROLLBACK -> block.rollback(unit);
-                case UPDATE -> block.update(unit, a.tables(), a.catalogChange());
+                case UPDATE -> {
+                    if (!block.update(unit, a.tables(), a.catalogChange())) return;   // refused: the block failed
+                }
                 default -> block.other(unit, a.tables(), a.catalogChange());
             }
             if (block.ended()) block = null;

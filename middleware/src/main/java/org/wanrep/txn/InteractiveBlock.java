@@ -187,14 +187,18 @@ public final class InteractiveBlock {
 
     // ------------------------------------------------------------------ statements
 
-    /** An update of the block: it runs here, under the exclusive lock unless it certifies. */
-    public void update(List<WireMessage> unit, TableSet tables, boolean catalogChange) throws IOException {
+    /**
+     * An update of the block: it runs here, under the exclusive lock unless it certifies. False if it did not run:
+     * the exclusive lock could not be had (or the block's reads are stale), and the block failed with our error.
+     */
+    public boolean update(List<WireMessage> unit, TableSet tables, boolean catalogChange) throws IOException {
         if (certifying && exclusive == null && !catalogChange && !tables.all()) {
             // no cluster lock: the block runs on its snapshot here and certifies at COMMIT
             readsAndWrites = TableSet.union(readsAndWrites, tables);
             wrote = true;
-        } else if (exclusive == null && session.status() == 'T' && !acquireExclusive(unit)) return;
+        } else if (exclusive == null && session.status() == 'T' && !acquireExclusive(unit)) return false;
         run(unit, catalogChange);
+        return true;
     }
 
     /** Any other request of the block (a query, a session command): it runs here; a certifying block records its reads. */
