@@ -376,7 +376,7 @@ public final class InteractiveBlock {
                 timestampMicros, seed, settings);
         if (ddl) log = log.changingCatalog();
         try {
-            engine.submit(log).get();
+            outcome(engine.submit(log));
         } catch (ExecutionException e) {
             try {
                 session.run("ROLLBACK");
@@ -385,9 +385,6 @@ public final class InteractiveBlock {
             }
             session.replyError(unit, orderingError(e.getCause()));
             return;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new EOFException("interrupted");
         }
         // The log is delivered: every other site runs it and commits. Whatever happens to COMMIT here,
         // the lock is released (finally), and an outcome that can differ from theirs stops this site.
@@ -441,7 +438,17 @@ public final class InteractiveBlock {
             return;
         }
         List<WireMessage> replies = new ArrayList<>();
-        Relayed r = session.relay(unit, replies);
+        Relayed r;
+        try {
+            r = session.relay(unit, replies);
+        } catch (IOException | RuntimeException x) {
+            // it may have committed here, and the others would never have it: this replica must not go on
+            engine.fail("site " + session.site() + ": the connection to the replica failed during COMMIT of block " + id
+                    + " (" + x + "), whose write set the others wait for: this replica's outcome is unknown");
+            exclusive = null;
+            ended = true;
+            throw x;
+        }
         boolean committed = r.error() == null && "COMMIT".equals(r.lastTag());
         if (!committed) {
             end();
@@ -449,20 +456,18 @@ public final class InteractiveBlock {
             return;
         }
         try {
-            WriteSet ws = session.writeSets().captured(tag).get();
+            WriteSet ws = outcome(session.writeSets().captured(tag));
             WriteSetMessage m = new WriteSetMessage(id, engine.self(), true, List.of(), ws, sequences);
             TxnRequest log = new TxnRequest(id, TxnRequest.Kind.WRITESET_LOG, TableSet.allTables(), database, List.of(),
                     timestampMicros, 0, settings, true, WriteSetMessageCodec.encode(m));
-            engine.submit(log).get();
-        } catch (ExecutionException x) {
+            outcome(engine.submit(log));
+        } catch (ExecutionException | RuntimeException x) {
             // committed here, but the others will not have it: this replica must not go on
-            engine.fail("site " + session.site() + " committed block " + id + " but cannot ship its write set: " + x.getCause());
+            engine.fail("site " + session.site() + " committed block " + id + " but cannot ship its write set: "
+                    + (x instanceof ExecutionException ? x.getCause() : x));
             exclusive = null;
             ended = true;
             throw new BackendException(PgError.fatal("08006", "wanrep: the transaction could not be replicated; this site is stopping"));
-        } catch (InterruptedException x) {
-            Thread.currentThread().interrupt();
-            throw new EOFException("interrupted");
         }
         exclusive = null;
         ended = true;
@@ -506,7 +511,17 @@ public final class InteractiveBlock {
         }
         RequestId id = engine.nextId();
         String gid = preparedName(id, engine.self());
-        PgError pe = session.run("PREPARE TRANSACTION '" + gid + "'");
+        PgError pe;
+        try {
+            pe = session.run("PREPARE TRANSACTION '" + gid + "'");
+        } catch (IOException | RuntimeException x) {
+            // whether it is prepared is not known here, and a prepared transaction outlives its connection (and a restart
+            // of the replica): left alone it would hold its rows for ever; never ordered, but not resolved by guess either
+            engine.fail("site " + session.site() + ": the connection to the replica failed during PREPARE TRANSACTION of block " + id
+                    + " (" + x + "); a transaction '" + gid + "' left prepared was never ordered and must be rolled back");
+            ended = true;
+            throw x;
+        }
         ended = true;   // the backend's block is over either way; what is left is the prepared transaction
         if (pe != null || session.status() != 'I') {   // refused (a deferred constraint, say): nothing is prepared
             if (session.status() != 'I') session.run("ROLLBACK");
@@ -516,7 +531,7 @@ public final class InteractiveBlock {
         TxnRequest req = TxnRequest.certify(id, readsAndWrites, database, log, timestampMicros, seed, settings, snapshotGsn);
         Txn t;
         try {
-            t = engine.submit(req).get();
+            t = outcome(engine.submit(req));
         } catch (ExecutionException x) {
             if (engine.failure() != null) {
                 // the site is stopping: whether the others certified it is not known here, so it stays prepared
@@ -527,9 +542,6 @@ public final class InteractiveBlock {
             resolvePrepared(gid, false, id);
             session.answerUnrelayed(unit, orderingError(x.getCause()));
             return;
-        } catch (InterruptedException x) {
-            Thread.currentThread().interrupt();
-            throw new EOFException("interrupted");
         }
         if (!t.certification().commit()) {
             resolvePrepared(gid, false, id);
@@ -548,6 +560,19 @@ public final class InteractiveBlock {
         // answer the client's own COMMIT (simple or extended, COMMIT or END) as PostgreSQL does: on an empty block
         session.run("BEGIN");
         session.relay(unit, null);
+    }
+
+    /**
+     * The outcome of a request that is out: waited for without heeding interrupts, since giving up on it would leave its
+     * lock (and a prepared transaction) held; the engine completes every such future (delivered, undeliverable, or the
+     * site stopping).
+     */
+    private static <T> T outcome(CompletableFuture<T> f) throws ExecutionException {
+        try {
+            return f.join();
+        } catch (java.util.concurrent.CompletionException | java.util.concurrent.CancellationException e) {
+            throw new ExecutionException(e.getCause() != null ? e.getCause() : e);
+        }
     }
 
     /** COMMIT or ROLLBACK PREPARED; a failure stops the site (the others decided alike and went on). */

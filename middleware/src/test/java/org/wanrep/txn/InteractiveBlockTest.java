@@ -215,6 +215,22 @@ class InteractiveBlockTest {
         }
     }
 
+    @Test
+    void aConnectionLostAtPrepareStopsTheSite() throws Exception {
+        engine.certification(true, 1000);
+        BackendSession s = new BackendSession();
+        CompletableFuture<String> stopped = new CompletableFuture<>();
+        engine.onFatal(stopped::complete);
+        InteractiveBlock b = begin(s);
+        b.update(query("INSERT INTO t VALUES (4)"), WRITES_T, false);
+        s.beforeRun = sql -> { if (sql.startsWith("PREPARE TRANSACTION")) terminateBackend(); };
+        assertThatThrownBy(() -> b.commit(query("COMMIT"), Map.of())).isInstanceOf(IOException.class);
+        // a transaction left prepared would hold its rows here for ever, and nobody knows whether there is one
+        assertThat(stopped.get(5, TimeUnit.SECONDS)).contains("during PREPARE TRANSACTION");
+        assertThat(b.ended()).isTrue();
+        assertThat(clusterLockFree()).isTrue();
+    }
+
     private static List<String> prepared() throws java.sql.SQLException {
         List<String> out = new ArrayList<>();
         try (Connection c = pg.connect(); Statement st = c.createStatement();
