@@ -7,14 +7,13 @@ import org.wanrep.auth.UserDirectory;
 import org.wanrep.backend.BackendConnection;
 import org.wanrep.backend.BackendException;
 import org.wanrep.exec.WireTxnExecutor;
-import org.wanrep.gcs.NotPrimaryException;
 import org.wanrep.lock.TableSet;
 import org.wanrep.sql.Route;
 import org.wanrep.sql.SessionCommands;
 import org.wanrep.sql.TimeRewriting;
 import org.wanrep.sql.UnitAnalysis;
 import org.wanrep.sql.UnitClassifier;
-import org.wanrep.txn.RequestId;
+import org.wanrep.txn.InteractiveBlock;
 import org.wanrep.txn.TxnRequest;
 import org.wanrep.sql.BoundParameters;
 import org.wanrep.wire.Messages;
@@ -43,8 +42,8 @@ import java.util.concurrent.ExecutionException;
  * backend connection to this site's replica. Requests (a simple Query, or extended messages up to
  * Sync or Flush) are routed by their {@link UnitAnalysis}: local ones are relayed; autocommit updates
  * are ordered by the group and executed at every site (here on this backend, replies buffered until
- * the local COMMIT); interactive blocks run here and take the cluster-wide exclusive lock at their
- * first write, then ship their statement log at COMMIT (see {@link org.wanrep.txn.ReplicationEngine}).
+ * the local COMMIT); interactive blocks run here, their protocol (exclusive lock or certification, log,
+ * commit, release) owned by {@link InteractiveBlock} (see {@link org.wanrep.txn.ReplicationEngine}).
  */
 public final class ClientSession implements Runnable {
     private static final Logger LOG = LoggerFactory.getLogger(ClientSession.class);
@@ -66,42 +65,22 @@ public final class ClientSession implements Runnable {
     private final Map<String, String> statementSql = new HashMap<>();
     private final Map<String, String> settings = new LinkedHashMap<>();
     private SessionSettings sessionSettings;
-    private boolean admitted;
+    private boolean admitted;   // holds a place of ctx.sessions()
     /** {@link SessionSettings#reads()} when {@link #settings} was last copied from it (-1: never). */
-    private long settingsCopied = -1;   // holds a place of ctx.sessions()
-    private Block block;
+    private long settingsCopied = -1;
+    private InteractiveBlock block;   // the interactive block in progress, if any
+    private final InteractiveBlock.Session blockSession = new BlockSession();
     private boolean discardUntilSync;
     private WireMessage pushedBack;
     private volatile boolean relaying;
     private String role;   // clientRoles: the role this session's updates run as at every site
     /** This session's share of the site's budget for buffered client messages (see {@link ClientLimits}). */
     private final ClientLimits.SessionShare share;
+    private final InteractiveBlock.WriteSets writeSets;   // null under symmetric execution
     /** Payload bytes of the named statements kept in {@link #statements}: held beyond their request. */
     private long statementBytes;
     private boolean authenticated;
     private String countedUser;   // holds a place among this user's sessions
-
-    /** An interactive transaction block in progress. */
-    private static final class Block {
-        final long commitsAtBegin;
-        final long timestampMicros = nowMicros();
-        /** random()'s seed for the block, here at BEGIN and at every other site before its log. */
-        final long seed = RANDOM.nextLong() | 1;
-        final List<WireMessage> log = new ArrayList<>();
-        long logBytes;   // payload bytes of the log: held until the block ends
-        final Set<String> definedInLog = new HashSet<>();
-        RequestId exclusive;
-        boolean ddl;
-        /** Commits by certification unless it goes exclusive (see {@link #commitCertified}); set at BEGIN. */
-        boolean certifying;
-        /** Its snapshot position: every transaction delivered up to it had finished here before its snapshot. */
-        long snapshotGsn;
-        /** What its statements read and wrote, at the granularity the classifier showed (rows, tables, all). */
-        TableSet readsAndWrites = TableSet.of(Set.of(), Set.of());
-        boolean wrote;
-
-        Block(long commitsAtBegin) { this.commitsAtBegin = commitsAtBegin; }
-    }
 
     /** What a relayed request sent (COPY data included) and the first error it got. */
     private static final class Relay {
@@ -121,6 +100,7 @@ public final class ClientSession implements Runnable {
         this.clientRoles = security.clientRoles();
         this.certificateNamesUser = security.certificateNamesUser();
         this.share = new ClientLimits.SessionShare(ctx.limits().budget());
+        this.writeSets = ctx.writeSets() == null ? null : new BlockWriteSets();
     }
 
     @Override public void run() {
@@ -184,7 +164,7 @@ public final class ClientSession implements Runnable {
     }
 
     /** Bytes of client messages this session holds beyond the request in hand: named statements, the block's log. */
-    private long retainedBytes() { return statementBytes + (block == null ? 0 : block.logBytes); }
+    private long retainedBytes() { return statementBytes + (block == null ? 0 : block.logBytes()); }
 
     private PgError outOfMemory(WireStream.OverBudgetException e) {
         ClientLimits.Budget b = ctx.limits().budget();
@@ -383,7 +363,7 @@ public final class ClientSession implements Runnable {
             share.settle(retainedBytes());   // drop what the request buffered so far
             if (discardUntilSync || e.type == 'd') return List.of();   // dropped anyway
             List<WireMessage> refused = List.of(WireMessage.of(e.type == 'Q' ? 'Q' : 'P', new byte[0]));
-            if (block != null && backend.status() == 'T' && !backend.tracker().skippingToSync()) raiseInBlock(refused, outOfMemory(e));
+            if (block != null && backend.status() == 'T' && !backend.tracker().skippingToSync()) block.raise(refused, outOfMemory(e));
             else replyError(refused, outOfMemory(e));
             return List.of();
         } finally {
@@ -469,7 +449,7 @@ public final class ClientSession implements Runnable {
         // session commands was a sixth of the proxy's CPU under pgbench -S
         if (!orderedAnswer && !ctx.engine().current() && !sessionCommandsOnly(texts) && !servesData(unit)) return;
         if (a.route() == Route.REFUSED) {
-            if (block != null) raiseInBlock(unit, a.error());
+            if (block != null) block.raise(unit, a.error());
             else replyError(unit, a.error());
             return;
         }
@@ -488,28 +468,21 @@ public final class ClientSession implements Runnable {
                     // before anything of the block runs (pgjdbc sends its BEGIN with the first statement): every
                     // transaction up to this position is visible to all the block's reads
                     long snapshot = ctx.engine().committedThrough();
-                    Relay r = relay(unit);
-                    if (backend.status() != 'I') startBlock(before, snapshot, a, unit, r);
+                    relay(unit);
+                    if (backend.status() != 'I') block = InteractiveBlock.begin(ctx.engine(), blockSession, database, before, snapshot, statementTexts(unit), a.tables());
                 }
                 default -> localRequest(unit, a);
             }
         } else {
             switch (a.route()) {
-                case COMMIT -> commitBlock(unit);
-                case ROLLBACK -> endBlock(unit);
+                case COMMIT -> block.commit(unit, settings);
+                case ROLLBACK -> block.rollback(unit);
                 case UPDATE -> {
-                    if (block.certifying && block.exclusive == null && !a.catalogChange() && !a.tables().all()) {
-                        // no cluster lock: the block runs on its snapshot here and certifies at COMMIT
-                        block.readsAndWrites = TableSet.union(block.readsAndWrites, a.tables());
-                        block.wrote = true;
-                    } else if (block.exclusive == null && backend.status() == 'T' && !acquireExclusive(unit)) return;
-                    runInBlock(unit, a);
+                    if (!block.update(unit, a.tables(), a.catalogChange())) return;   // refused: the block failed
                 }
-                default -> {
-                    if (block.certifying) block.readsAndWrites = TableSet.union(block.readsAndWrites, a.tables());
-                    runInBlock(unit, a);
-                }
+                default -> block.other(unit, a.tables(), a.catalogChange());
             }
+            if (block.ended()) block = null;
         }
         maybeRefreshSettings(texts);
     }
@@ -574,7 +547,7 @@ public final class ClientSession implements Runnable {
             w.runUntil(f);   // this thread runs the transaction's work on its backend, as it waits anyway
             t = f.get();
         } catch (ExecutionException e) {
-            replyError(unit, orderingError(e.getCause()));
+            replyError(unit, InteractiveBlock.orderingError(e.getCause()));
             return;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -605,9 +578,9 @@ public final class ClientSession implements Runnable {
         if (wrapped && failed == null) client.write(Messages.commandComplete("COMMIT"));
         if (wrapped && failed != null) {
             // PostgreSQL leaves the client's block open and failed: so does its backend here, for the client's ROLLBACK
-            block = new Block(ctx.engine().localCommits());
+            block = InteractiveBlock.failed(ctx.engine(), blockSession, database);
             backend.run("BEGIN");
-            backend.run(raiseSql(failed));
+            backend.run(InteractiveBlock.raiseSql(failed));
             client.write(Messages.readyForQuery(backend.status()));
         } else if (ready) client.write(Messages.readyForQuery('I'));
         if (a.catalogChange()) ctx.classifiers().catalogChanged(database);
@@ -651,7 +624,7 @@ public final class ClientSession implements Runnable {
     private boolean servesData(List<WireMessage> unit) throws IOException {
         if (ctx.engine().current() || awaitCurrent()) return true;
         PgError e = notCurrent();
-        if (block != null && backend.status() == 'T') raiseInBlock(unit, e);
+        if (block != null && backend.status() == 'T') block.raise(unit, e);
         else replyError(unit, e);
         return false;
     }
@@ -676,344 +649,46 @@ public final class ClientSession implements Runnable {
                 .withHint("Connect to another site, or retry once this site is back in contact with the others.");
     }
 
-    private PgError orderingError(Throwable cause) {
-        if (cause instanceof org.wanrep.txn.FlowControl.Throttled t)
-            return PgError.error(t.sqlState(), t.getMessage())
-                    .withHint("A site executes delivered updates slower than they are ordered; retry later. Nothing was ordered.");
-        if (cause instanceof NotPrimaryException)
-            return PgError.error("57P03", "wanrep: this site is not in the primary component: " + cause.getMessage())
-                    .withHint("Update transactions resume when a majority of sites is reachable; connect to a site of the majority.");
-        return PgError.error("08006", "wanrep: the transaction could not be ordered: " + cause.getMessage());
-    }
-
     // ------------------------------------------------------------------ interactive blocks
 
     /**
-     * How long a statement of a certifying block waits for a lock: a block must never wait without bound, because it
-     * can wait on a prepared block of this site (a prepared transaction has no backend, so PostgreSQL's deadlock
-     * detector cannot see through it) whose COMMIT PREPARED waits in delivery order for an update delivered before it
-     * (one that read what it wrote), while that update waits in PostgreSQL on a row the waiting block holds: a cycle
-     * across the middleware and PostgreSQL. Bounding the block's waits breaks every such cycle (see
-     * docs/architecture.md, "Certified interactive blocks"). Under repeatable read a block that waited for a row
-     * whose holder commits fails with 40001 anyway; the timeout is also answered 40001 (see {@link #relay}).
+     * What a block ({@link InteractiveBlock}, which owns its protocol: log, exclusive lock, certification, commit,
+     * release) needs of this session: the client's backend and the client.
      */
-    static final int BLOCK_LOCK_TIMEOUT_MS = 500;
-    /** Sets the bound for the block's transaction, keeping a shorter lock_timeout the session has itself. */
-    private static final String BLOCK_LOCK_TIMEOUT_SQL = "pg_catalog.set_config('lock_timeout', CASE WHEN pg_catalog.current_setting('lock_timeout')::interval"
-            + " BETWEEN interval '1 microsecond' AND interval '" + BLOCK_LOCK_TIMEOUT_MS + " milliseconds' THEN pg_catalog.current_setting('lock_timeout')"
-            + " ELSE '" + BLOCK_LOCK_TIMEOUT_MS + "ms' END, true)";
-
-    private void startBlock(long commitsBefore, long snapshotGsn, UnitAnalysis a, List<WireMessage> unit, Relay r) throws IOException {
-        block = new Block(commitsBefore);
-        String text = String.join(" ", statementTexts(unit)).toLowerCase(java.util.Locale.ROOT);
-        // repeatable read: the block's reads are one snapshot, which the exclusive grant then validates
-        if (backend.status() == 'T' && !text.contains("isolation")) {
-            PgError e = backend.run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
-            if (e != null) LOG.debug("could not set the block's isolation: {}", e);
+    private final class BlockSession implements InteractiveBlock.Session {
+        @Override public char status() { return backend.status(); }
+        @Override public PgError run(String sql) throws IOException { return backend.run(sql); }
+        @Override public PgError runCollecting(String sql, java.util.function.Consumer<List<String>> rows) throws IOException {
+            return ClientSession.this.runCollecting(sql, rows);
         }
-        // certification (symmetric execution): what the BEGIN request itself read counts (a driver's first statement)
-        block.certifying = ctx.engine().certifiesBlocks() && ctx.writeSets() == null;
-        block.snapshotGsn = snapshotGsn;
-        block.readsAndWrites = a.tables();
-        // the block's time, which its statement log carries to the other sites
-        if (backend.status() == 'T') {
-            PgError e = backend.run("SELECT pg_catalog.set_config('" + TimeRewriting.SETTING + "', '" + TimeRewriting.format(block.timestampMicros) + "', true), "
-                    + "pg_catalog.setseed(" + WireTxnExecutor.seedValue(block.seed) + ")" + (block.certifying ? ", " + BLOCK_LOCK_TIMEOUT_SQL : ""));
-            if (e != null) LOG.warn("could not fix the block's time: {}", e);
+        @Override public InteractiveBlock.Relayed relay(List<WireMessage> unit, List<WireMessage> buffer) throws IOException {
+            Relay r = ClientSession.this.relay(unit, buffer);
+            return new InteractiveBlock.Relayed(r.sent, r.error, r.lastTag);
         }
+        @Override public void toClient(List<WireMessage> messages) throws IOException { for (WireMessage m : messages) client.write(m); }
+        @Override public void replyError(List<WireMessage> unit, PgError e) throws IOException { ClientSession.this.replyError(unit, e); }
+        @Override public void answerUnrelayed(List<WireMessage> unit, PgError e) throws IOException { ClientSession.this.answerUnrelayed(unit, e); }
+        @Override public List<WireMessage> selfContained(List<WireMessage> messages, Set<String> defined) {
+            return ClientSession.this.selfContained(messages, defined);
+        }
+        @Override public String timeAndSeedSql(long timestampMicros, long seed) {
+            return "pg_catalog.set_config('" + TimeRewriting.SETTING + "', '" + TimeRewriting.format(timestampMicros) + "', true), "
+                    + "pg_catalog.setseed(" + WireTxnExecutor.seedValue(seed) + ")";
+        }
+        @Override public void ensurePositionTable() { org.wanrep.exec.ReplicaPosition.ensure(ctx.backend(), database); }
+        @Override public void catalogChanged() { ctx.classifiers().catalogChanged(database); }
+        @Override public String site() { return ctx.site(); }
+        @Override public String orderKey() { return sessionOrderKey(); }
+        @Override public InteractiveBlock.WriteSets writeSets() { return writeSets; }
     }
 
-    /**
-     * The block's first write: take the exclusive lock everywhere. If an update committed here since
-     * BEGIN, the block's reads may be stale and it aborts with 40001 instead of writing.
-     */
-    private boolean acquireExclusive(List<WireMessage> unit) throws IOException {
-        // the capture of this database must exist before the block has a transaction id: creating a slot
-        // waits for every open transaction to end
-        if (ctx.writeSets() != null) ctx.writeSets().capture(database);
-        RequestId id = ctx.engine().nextId();
-        try {
-            CompletableFuture<org.wanrep.txn.Txn> granted = ctx.engine().submit(new TxnRequest(id, TxnRequest.Kind.EXCLUSIVE, TableSet.allTables(), database, List.of(), 0, 0));
-            if (block.certifying && block.wrote && !awaitExclusiveHoldingRows(granted)) {
-                // released once granted here, so that its RELEASE is ordered after it (the grant comes once the block's
-                // rows are free: its client's ROLLBACK); off the engine's thread, which completes the future
-                String db = database;
-                granted.whenCompleteAsync((t, e) -> {
-                    if (e == null) ctx.engine().submit(new TxnRequest(id, TxnRequest.Kind.RELEASE, TableSet.allTables(), db, List.of(), 0, 0));
-                });
-                raiseInBlock(unit, PgError.error("40001", "wanrep: could not serialize access: another update committed at this site since this transaction began,"
-                        + " or one ordered before its exclusive lock waits on its rows").withHint("Retry the transaction."));
-                return false;
-            }
-            granted.get();
-        } catch (ExecutionException e) {
-            raiseInBlock(unit, orderingError(e.getCause()));
-            return false;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new EOFException("interrupted");
+    /** This site's write-set shipping as a block sees it (null under symmetric execution). */
+    private final class BlockWriteSets implements InteractiveBlock.WriteSets {
+        @Override public void capture() { ctx.writeSets().capture(database); }
+        @Override public String tagAndCheckSql(String tag) {
+            return org.wanrep.exec.WriteSetSql.tag(tag) + "; " + org.wanrep.exec.WriteSetSql.checkAndSequences(TableSet.allTables());
         }
-        block.exclusive = id;
-        if (ctx.engine().localCommits() != block.commitsAtBegin) {
-            releaseExclusive();
-            raiseInBlock(unit, PgError.error("40001", "wanrep: could not serialize access: another update committed at this site since this transaction began")
-                    .withHint("Retry the transaction."));
-            return false;
-        }
-        return true;
-    }
-
-    /**
-     * A certifying block that wrote already holds PostgreSQL row locks while it waits for the exclusive lock (a
-     * catalog change, or COMMIT after advancing a sequence), and an update ordered before its EXCLUSIVE may wait on
-     * those rows while the grant waits for that update: a cycle PostgreSQL cannot see. The block is doomed as soon as
-     * anything commits here since its BEGIN (see the check at the grant), and in that cycle nothing ahead of it can
-     * commit: so it gives up as soon as something committed, or after EXCLUSIVE_WAIT_HOLDING_ROWS_MS without the grant.
-     * False if it gave up.
-     */
-    private boolean awaitExclusiveHoldingRows(CompletableFuture<org.wanrep.txn.Txn> granted) throws InterruptedException {
-        long end = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(EXCLUSIVE_WAIT_HOLDING_ROWS_MS);
-        while (true) {
-            try {
-                granted.get(50, java.util.concurrent.TimeUnit.MILLISECONDS);
-                return true;
-            } catch (ExecutionException e) {
-                return true;   // reported by the caller's get()
-            } catch (java.util.concurrent.TimeoutException e) {
-                if (ctx.engine().localCommits() != block.commitsAtBegin || System.nanoTime() > end) return false;
-            }
-        }
-    }
-
-    /** How long a certifying block that holds row locks waits for the exclusive lock when nothing commits meanwhile. */
-    static final int EXCLUSIVE_WAIT_HOLDING_ROWS_MS = 5_000;
-
-    private void releaseExclusive() {
-        if (block == null || block.exclusive == null) return;
-        try {
-            ctx.engine().submit(new TxnRequest(block.exclusive, TxnRequest.Kind.RELEASE, TableSet.allTables(), database, List.of(), 0, 0));
-        } catch (RuntimeException e) {
-            LOG.debug("release of {}: {}", block.exclusive, e.toString());   // the other sites drop it when we leave the view
-        }
-        block.exclusive = null;
-    }
-
-    private void runInBlock(List<WireMessage> unit, UnitAnalysis a) throws IOException {
-        if (a.catalogChange()) block.ddl = true;
-        Relay r = relay(unit);
-        logInBlock(r);
-        if (backend.status() == 'I') {   // the block ended by other means (cannot normally happen)
-            LOG.warn("a transaction block ended without COMMIT/ROLLBACK from the client");
-            releaseExclusive();
-            block = null;
-        }
-    }
-
-    private void logInBlock(Relay r) {
-        if (r.error != null && nonDeterministic(r.error.sqlState())) {
-            // the failure came from timing here (cancel, lock timeout...): replay the failure, not the statement
-            List<WireMessage> replacement = new ArrayList<>();
-            for (WireMessage m : r.sent) if (m.kind() == 'P') replacement.add(m);
-            if (!replacement.isEmpty()) replacement.add(Messages.SYNC);
-            replacement.add(WireMessage.query(raiseSql(r.error)));
-            addToLog(selfContained(replacement, block.definedInLog));
-        } else {
-            addToLog(selfContained(r.sent, block.definedInLog));
-        }
-    }
-
-    private void addToLog(List<WireMessage> ms) {
-        block.log.addAll(ms);
-        for (WireMessage m : ms) block.logBytes += m.payload().length;
-    }
-
-    static boolean nonDeterministic(String sqlState) {
-        return sqlState.startsWith("57") || sqlState.startsWith("53") || sqlState.equals("40001") || sqlState.equals("40P01")
-                || sqlState.equals("55P03") || sqlState.startsWith("08");
-    }
-
-    private void commitBlock(List<WireMessage> unit) throws IOException {
-        Block b = block;
-        if (b.certifying && b.exclusive == null && b.wrote && backend.status() == 'T') {
-            commitCertified(unit, b);
-            return;
-        }
-        if (b.exclusive == null || backend.status() == 'E') {   // read-only, released, or failed: nothing to ship
-            relay(unit);
-            releaseExclusive();
-            block = null;
-            return;
-        }
-        if (ctx.writeSets() != null && !b.ddl) {
-            commitBlockShippingWriteSet(unit, b);
-            return;
-        }
-        TxnRequest log = new TxnRequest(b.exclusive, TxnRequest.Kind.STATEMENT_LOG, TableSet.allTables(), database, b.log,
-                b.timestampMicros, b.seed, settings);
-        if (b.ddl) log = log.changingCatalog();
-        try {
-            ctx.engine().submit(log).get();
-        } catch (ExecutionException e) {
-            backend.run("ROLLBACK");
-            releaseExclusive();
-            block = null;
-            replyError(unit, orderingError(e.getCause()));
-            return;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new EOFException("interrupted");
-        }
-        // The log is delivered: every other site runs it and commits. Whatever happens to COMMIT here,
-        // the lock is released (finally), and an outcome that can differ from theirs stops this site.
-        boolean committed = false;
-        try {
-            // its GSN's record commits with it (ReplicaPosition); if it cannot, COMMIT rolls back and the site stops below
-            String record = ctx.engine().positionSql(b.exclusive);
-            if (record != null) org.wanrep.exec.ReplicaPosition.ensure(ctx.backend(), database);
-            PgError recordError = record == null ? null : backend.run(record);
-            if (recordError != null)
-                ctx.engine().fail("site " + ctx.site() + ": block " + b.exclusive + " cannot record its GSN in the replica (" + recordError + ")");
-            Relay r = relay(unit);
-            committed = r.error == null && "COMMIT".equals(r.lastTag);
-            // a deterministic refusal at COMMIT (a deferred constraint) refuses the log's replay alike elsewhere;
-            // a refusal from timing here (serialization failure, cancel) does not
-            if (!committed && (r.error == null || nonDeterministic(r.error.sqlState())))
-                ctx.engine().fail("site " + ctx.site() + ": block " + b.exclusive + " did not commit at its origin ("
-                        + (r.error != null ? r.error : "no COMMIT") + ") after the other sites received its log: this replica no longer follows them");
-        } catch (IOException | RuntimeException e) {
-            ctx.engine().fail("site " + ctx.site() + ": the connection to the replica failed during COMMIT of block " + b.exclusive
-                    + " (" + e + "), whose log the other sites commit: this replica's outcome is unknown");
-            throw e;
-        } finally {
-            ctx.engine().blockCommitted(b.exclusive, committed);
-            block = null;
-        }
-        if (b.ddl) ctx.classifiers().catalogChanged(database);
-    }
-
-    /**
-     * COMMIT of a block under a write-set policy: the block commits here (tagged for capture, after the
-     * check that its writes can travel as a write set), then its write set goes through the total order
-     * and the other sites apply it under the block's lock; the client hears COMMIT once it is delivered.
-     * If this site fails before, the others drop the block (its origin left before its log arrived).
-     */
-    private void commitBlockShippingWriteSet(List<WireMessage> unit, Block b) throws IOException {
-        String tag = b.exclusive + "@" + ctx.engine().self();
-        Map<String, Long> sequences = new java.util.TreeMap<>();
-        PgError e = runCollecting(org.wanrep.exec.WriteSetSql.tag(tag) + "; " + org.wanrep.exec.WriteSetSql.checkAndSequences(TableSet.allTables()),
-                row -> { if (row.size() == 2 && row.get(0) != null && row.get(1) != null) sequences.put(row.get(0), Long.parseLong(row.get(1))); });
-        if (e != null || backend.status() != 'T') {
-            backend.run("ROLLBACK");
-            releaseExclusive();
-            block = null;
-            replyError(unit, e != null ? e : PgError.error("25000", "wanrep: the transaction block ended before COMMIT"));
-            return;
-        }
-        List<WireMessage> replies = new ArrayList<>();
-        Relay r = relay(unit, replies);
-        boolean committed = r.error == null && "COMMIT".equals(r.lastTag);
-        if (!committed) {
-            releaseExclusive();
-            block = null;
-            for (WireMessage m : replies) client.write(m);
-            return;
-        }
-        try {
-            org.wanrep.writeset.WriteSet ws = ctx.writeSets().captured(database, tag).get();
-            org.wanrep.txn.WriteSetMessage m = new org.wanrep.txn.WriteSetMessage(b.exclusive, ctx.engine().self(), true, List.of(), ws, sequences);
-            TxnRequest log = new TxnRequest(b.exclusive, TxnRequest.Kind.WRITESET_LOG, TableSet.allTables(), database, List.of(),
-                    b.timestampMicros, 0, settings, true, org.wanrep.txn.WriteSetMessageCodec.encode(m));
-            ctx.engine().submit(log).get();
-        } catch (ExecutionException x) {
-            // committed here, but the others will not have it: this replica must not go on
-            ctx.engine().fail("site " + ctx.site() + " committed block " + b.exclusive + " but cannot ship its write set: " + x.getCause());
-            block = null;
-            throw new BackendException(PgError.fatal("08006", "wanrep: the transaction could not be replicated; this site is stopping"));
-        } catch (InterruptedException x) {
-            Thread.currentThread().interrupt();
-            throw new EOFException("interrupted");
-        }
-        ctx.engine().blockCommitted(b.exclusive, true);
-        block = null;
-        for (WireMessage m : replies) client.write(m);
-    }
-
-    /**
-     * COMMIT of a block that ran without a cluster lock: PREPARE TRANSACTION here, then one total-order
-     * round ({@code CERTIFY}: its snapshot position, what it read and wrote, its statement log). Every
-     * site certifies it alike; if it commits, the others replay its log under its locks in delivery order
-     * and this site commits the prepared transaction once its locks are granted here; if not, it is
-     * rolled back and the client gets 40001. A block that advanced a sequence (not transactional: its
-     * value would differ between sites), or a replica without prepared transactions, takes the
-     * exclusive path at COMMIT instead (aborting if anything committed here since BEGIN).
-     * Once prepared, nothing is guessed: an unexpected failure stops the site and leaves the prepared
-     * transaction for recovery (see {@code Site}).
-     */
-    private void commitCertified(List<WireMessage> unit, Block b) throws IOException {
-        long[] check = new long[]{-1, -1};
-        PgError ce = runCollecting("SELECT (SELECT count(*) FROM pg_catalog.pg_locks l JOIN pg_catalog.pg_class c ON c.oid = l.relation"
-                + " WHERE l.pid = pg_catalog.pg_backend_pid() AND l.locktype = 'relation' AND c.relkind = 'S' AND l.mode = 'RowExclusiveLock'),"
-                + " pg_catalog.current_setting('max_prepared_transactions')::int", row -> {
-            check[0] = Long.parseLong(row.get(0));
-            check[1] = Long.parseLong(row.get(1));
-        });
-        if (ce != null || backend.status() != 'T') {   // the block failed here: COMMIT ends it as a rollback
-            if (backend.status() == 'T') backend.run("ROLLBACK");
-            block = null;
-            answerUnrelayed(unit, ce != null ? ce : PgError.error("25000", "wanrep: the transaction block ended before COMMIT"));
-            return;
-        }
-        if (check[0] != 0 || check[1] <= 0) {
-            LOG.debug("block takes the exclusive path at COMMIT: {}", check[0] != 0 ? "it advanced a sequence" : "max_prepared_transactions is 0");
-            if (!acquireExclusive(unit)) return;
-            commitBlock(unit);
-            return;
-        }
-        RequestId id = ctx.engine().nextId();
-        String gid = preparedName(id, ctx.engine().self());
-        PgError pe = backend.run("PREPARE TRANSACTION '" + gid + "'");
-        if (pe != null || backend.status() != 'I') {   // refused (a deferred constraint, say): nothing is prepared
-            if (backend.status() != 'I') backend.run("ROLLBACK");
-            block = null;
-            answerUnrelayed(unit, pe != null ? pe : PgError.error("25000", "wanrep: PREPARE TRANSACTION did not end the block"));
-            return;
-        }
-        block = null;
-        TxnRequest req = TxnRequest.certify(id, b.readsAndWrites, database, b.log, b.timestampMicros, b.seed, settings, b.snapshotGsn);
-        org.wanrep.txn.Txn t;
-        try {
-            t = ctx.engine().submit(req).get();
-        } catch (ExecutionException x) {
-            if (ctx.engine().failure() != null) {
-                // the site is stopping: whether the others certified it is not known here, so it stays prepared
-                throw new BackendException(PgError.fatal("57P01", "wanrep: site " + ctx.site() + " stopped while transaction " + gid
-                        + " was being certified; its outcome is decided by the others"));
-            }
-            // never ordered (flow control, not in the primary component, undeliverable): no site has it
-            resolvePrepared(gid, false, id);
-            answerUnrelayed(unit, orderingError(x.getCause()));
-            return;
-        } catch (InterruptedException x) {
-            Thread.currentThread().interrupt();
-            throw new EOFException("interrupted");
-        }
-        if (!t.certification().commit()) {
-            resolvePrepared(gid, false, id);
-            answerUnrelayed(unit, PgError.error("40001", "wanrep: could not serialize access due to concurrent update (" + t.certification().reason() + ")")
-                    .withHint("Retry the transaction."));
-            return;
-        }
-        // certified everywhere, and this site's locks are granted: commit it here
-        boolean committed = false;
-        try {
-            committed = resolvePrepared(gid, true, id);
-        } finally {
-            ctx.engine().blockCommitted(id, committed);
-        }
-        LOG.debug("block {} committed by certification", id);
-        // answer the client's own COMMIT (simple or extended, COMMIT or END) as PostgreSQL does: on an empty block
-        backend.run("BEGIN");
-        relay(unit);
+        @Override public CompletableFuture<org.wanrep.writeset.WriteSet> captured(String tag) { return ctx.writeSets().captured(database, tag); }
     }
 
     /**
@@ -1024,26 +699,6 @@ public final class ClientSession implements Runnable {
         keepStatementState(unit);
         noteStatements(unit);
         replyError(unit, e);
-    }
-
-    /** A prepared transaction's name: the request and this member (site and incarnation), unique across restarts. */
-    static String preparedName(RequestId id, String member) {
-        return ("wanrep:" + id + "@" + member).replace("'", "");
-    }
-
-    /** COMMIT or ROLLBACK PREPARED; a failure stops the site (the others decided alike and went on). */
-    private boolean resolvePrepared(String gid, boolean commit, RequestId id) throws IOException {
-        try {
-            PgError e = backend.run((commit ? "COMMIT" : "ROLLBACK") + " PREPARED '" + gid + "'");
-            if (e == null) return true;
-            ctx.engine().fail("site " + ctx.site() + ": " + (commit ? "COMMIT" : "ROLLBACK") + " PREPARED of block " + id + " failed (" + e
-                    + ") after every site certified it: this replica no longer follows the others");
-        } catch (IOException | RuntimeException x) {
-            ctx.engine().fail("site " + ctx.site() + ": the connection to the replica failed resolving prepared block " + id + " (" + x
-                    + "); it stays prepared for recovery");
-            throw x;
-        }
-        throw new BackendException(PgError.fatal("08006", "wanrep: the transaction could not be completed; this site is stopping"));
     }
 
     /** Runs {@code sql} on the backend (not relayed), handing every data row to {@code rows}; returns its first error. */
@@ -1057,26 +712,6 @@ public final class ClientSession implements Runnable {
             if (m.kind() == 'D') rows.accept(Messages.dataRowValues(m));
         }
         return err;
-    }
-
-    private void endBlock(List<WireMessage> unit) throws IOException {
-        relay(unit);
-        releaseExclusive();
-        block = null;
-    }
-
-    /** Fails the backend's block with our error (so the client and PostgreSQL agree it failed), and answers. */
-    private void raiseInBlock(List<WireMessage> unit, PgError error) throws IOException {
-        WireMessage raise = WireMessage.query(raiseSql(error));
-        backend.run(raise.queryText());
-        if (block.exclusive != null) addToLog(List.of(raise));
-        replyError(unit, error);
-    }
-
-    static String raiseSql(PgError e) {
-        String msg = e.message().replace("$", "");
-        return "DO $wanrep$BEGIN RAISE EXCEPTION USING ERRCODE = '" + e.sqlState() + "', MESSAGE = '" + msg.replace("'", "''") + "'"
-                + (e.hint() == null ? "" : ", HINT = '" + e.hint().replace("$", "").replace("'", "''") + "'") + "; END$wanrep$";
     }
 
     /** wanrep's own commands ({@link OwnCommands}), as a simple Query. */
@@ -1172,11 +807,9 @@ public final class ClientSession implements Runnable {
                 WireMessage m = backend.read();
                 if (m.kind() == 'E' && r.error == null) {
                     r.error = PgError.parse(m);
-                    if (r.error.sqlState().equals("55P03") && block != null && block.certifying) {
-                        // the bound on a certifying block's lock waits (BLOCK_LOCK_TIMEOUT_MS): a serialization failure, retried as one
-                        r.error = PgError.error("40001", "wanrep: could not serialize access: waited over " + BLOCK_LOCK_TIMEOUT_MS
-                                + " ms for a row held by a concurrent transaction (" + r.error.message() + ")").withHint("Retry the transaction.");
-                        m = r.error.toMessage();
+                    if (block != null) {   // the bound on a certifying block's lock waits is answered as a serialization failure
+                        PgError e = block.lockWaitError(r.error);
+                        if (e != r.error) m = (r.error = e).toMessage();
                     }
                 }
                 if (m.kind() == 'C') r.lastTag = Messages.commandTag(m);
@@ -1452,7 +1085,7 @@ public final class ClientSession implements Runnable {
     }
 
     private void cleanup() {
-        if (block != null) releaseExclusive();
+        if (block != null) block.abandon();
         ctx.cancels().unregister(key);
         if (backend != null) backend.close();
         client.close();

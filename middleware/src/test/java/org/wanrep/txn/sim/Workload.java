@@ -20,7 +20,7 @@ import java.util.concurrent.CompletableFuture;
 /**
  * The clients: autocommit requests and interactive blocks submitted from every serving site, over a
  * few small tables ({@link MemReplica}'s statements), so that transactions conflict often. A block
- * behaves as {@code ClientSession} drives one: BEGIN (its snapshot, and the site's commit count), at
+ * behaves as {@code InteractiveBlock} drives one: BEGIN (its snapshot, and the site's commit count), at
  * the first write {@code EXCLUSIVE}; once granted it aborts (RELEASE) if anything committed here since
  * BEGIN, else runs its statements on its snapshot and ships them as a {@code STATEMENT_LOG}, commits
  * when that is delivered and tells the engine ({@code blockCommitted}).
@@ -150,7 +150,7 @@ final class Workload {
     }
 
     /**
-     * A block's COMMIT under a write-set policy, as ClientSession does it: commit here, then send the
+     * A block's COMMIT under a write-set policy, as InteractiveBlock does it: commit here, then send the
      * write set through the total order ({@code WRITESET_LOG}); the client hears COMMIT once that is
      * delivered. A site that committed but cannot send it stops.
      */

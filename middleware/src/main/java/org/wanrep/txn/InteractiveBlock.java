@@ -1,0 +1,633 @@
+package org.wanrep.txn;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.wanrep.backend.BackendException;
+import org.wanrep.gcs.NotPrimaryException;
+import org.wanrep.lock.TableSet;
+import org.wanrep.wire.Messages;
+import org.wanrep.wire.PgError;
+import org.wanrep.wire.WireMessage;
+import org.wanrep.writeset.WriteSet;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.function.Consumer;
+
+/**
+ * One interactive transaction block (autocommit off: BEGIN ... COMMIT over several round trips) at its origin,
+ * from its start to its end: its statement log, the exclusive lock (taken at its first write, or at COMMIT) or
+ * its certification round ({@code blocks: certify}), and its commit: shipping the statement log, shipping a
+ * write set (write-set policies), or PREPARE TRANSACTION then COMMIT/ROLLBACK PREPARED once certified.
+ * <p>
+ * Whatever a path throws, what the block holds is let go of: an exclusive lock is released (once granted, if it
+ * was not yet), a delivered block's lock is ended by {@link ReplicationEngine#blockCommitted}, and once a
+ * prepared transaction's certification is ordered it is resolved, or the site stops (never a guess). The session
+ * calls {@link #abandon} when it ends with the block open.
+ * <p>
+ * The wire protocol stays with the session: the block reaches the client's backend and the client through
+ * {@link Session}, so this class does no I/O of its own. Not thread-safe: the session's thread drives it.
+ */
+public final class InteractiveBlock {
+    private static final Logger LOG = LoggerFactory.getLogger(InteractiveBlock.class);
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    /** What a block needs of its session: the client's backend (its own transaction) and the client. */
+    public interface Session {
+        /** The backend's transaction status as of its last ReadyForQuery: 'I', 'T' or 'E'. */
+        char status();
+
+        /** Runs {@code sql} on the backend, not relayed to the client; returns its first error. */
+        PgError run(String sql) throws IOException;
+
+        /** As {@link #run}, handing every data row to {@code rows}. */
+        PgError runCollecting(String sql, Consumer<List<String>> rows) throws IOException;
+
+        /** Sends the client's request to the backend and the answers to the client, or into {@code buffer} if not null. */
+        Relayed relay(List<WireMessage> unit, List<WireMessage> buffer) throws IOException;
+
+        /** Writes messages (answers buffered by {@link #relay}) to the client. */
+        void toClient(List<WireMessage> messages) throws IOException;
+
+        /** Answers the request with our error (ErrorResponse, then ReadyForQuery at its Sync). */
+        void replyError(List<WireMessage> unit, PgError e) throws IOException;
+
+        /** Answers a COMMIT with our error without relaying it, keeping the named statements it parses or closes. */
+        void answerUnrelayed(List<WireMessage> unit, PgError e) throws IOException;
+
+        /** The messages with the Parse of every named statement they use and {@code defined} lacks put first. */
+        List<WireMessage> selfContained(List<WireMessage> messages, Set<String> defined);
+
+        /** The SQL expressions that fix the transaction's replicated time and random()'s seed (for a SELECT list). */
+        String timeAndSeedSql(long timestampMicros, long seed);
+
+        /** Creates the table recording the replica's position in this database if it is missing. */
+        void ensurePositionTable();
+
+        /** The block changed the catalog: classification must read it again. */
+        void catalogChanged();
+
+        /** This site's name (for the reasons a site stops). */
+        String site();
+
+        /** The session's row in {@link org.wanrep.lock.TableSet#SESSION}: its transactions take effect in its order everywhere. */
+        String orderKey();
+
+        /** This site's write-set shipping, null under symmetric execution. */
+        WriteSets writeSets();
+    }
+
+    /** Write-set shipping for a block under a write-set policy (primary-copy, local-copy). */
+    public interface WriteSets {
+        /** Makes sure this database is captured: before the block has a transaction id (a new slot waits for open ones). */
+        void capture();
+
+        /** SQL that tags the transaction for capture and checks it can travel as a write set; rows are (sequence, value). */
+        String tagAndCheckSql(String tag);
+
+        /** The captured write set of the transaction tagged {@code tag}, once committed. */
+        CompletableFuture<WriteSet> captured(String tag);
+    }
+
+    /** What a relayed request sent (COPY data included), its first error and its last command tag. */
+    public record Relayed(List<WireMessage> sent, PgError error, String lastTag) {}
+
+    /**
+     * How long a statement of a certifying block waits for a lock: a block must never wait without bound, because it
+     * can wait on a prepared block of this site (a prepared transaction has no backend, so PostgreSQL's deadlock
+     * detector cannot see through it) whose COMMIT PREPARED waits in delivery order for an update delivered before it
+     * (one that read what it wrote), while that update waits in PostgreSQL on a row the waiting block holds: a cycle
+     * across the middleware and PostgreSQL. Bounding the block's waits breaks every such cycle (see
+     * docs/architecture.md, "Certified interactive blocks"). Under repeatable read a block that waited for a row
+     * whose holder commits fails with 40001 anyway; the timeout is also answered 40001 (see {@link #lockWaitError}).
+     */
+    public static final int BLOCK_LOCK_TIMEOUT_MS = 500;
+    /** Sets the bound for the block's transaction, keeping a shorter lock_timeout the session has itself. */
+    private static final String BLOCK_LOCK_TIMEOUT_SQL = "pg_catalog.set_config('lock_timeout', CASE WHEN pg_catalog.current_setting('lock_timeout')::interval"
+            + " BETWEEN interval '1 microsecond' AND interval '" + BLOCK_LOCK_TIMEOUT_MS + " milliseconds' THEN pg_catalog.current_setting('lock_timeout')"
+            + " ELSE '" + BLOCK_LOCK_TIMEOUT_MS + "ms' END, true)";
+    /** How long a certifying block that holds row locks waits for the exclusive lock when nothing commits meanwhile. */
+    public static final int EXCLUSIVE_WAIT_HOLDING_ROWS_MS = 5_000;
+
+    private final ReplicationEngine engine;
+    private final Session session;
+    private final String database;
+    private final long commitsAtBegin;
+    private final long timestampMicros = nowMicros();
+    /** random()'s seed for the block, here at BEGIN and at every other site before its log. */
+    private final long seed = RANDOM.nextLong() | 1;
+    private final List<WireMessage> log = new ArrayList<>();
+    private long logBytes;   // payload bytes of the log: held until the block ends
+    private final Set<String> definedInLog = new HashSet<>();
+    private RequestId exclusive;
+    private boolean ddl;
+    /** Commits by certification unless it goes exclusive (see {@link #commitCertified}); set at BEGIN. */
+    private boolean certifying;
+    /** Its snapshot position: every transaction delivered up to it had finished here before its snapshot. */
+    private long snapshotGsn;
+    /** What its statements read and wrote, at the granularity the classifier showed (rows, tables, all). */
+    private TableSet readsAndWrites = TableSet.of(Set.of(), Set.of());
+    private boolean wrote;
+    private boolean ended;
+
+    private InteractiveBlock(ReplicationEngine engine, Session session, String database, long commitsAtBegin) {
+        this.engine = engine;
+        this.session = session;
+        this.database = database;
+        this.commitsAtBegin = commitsAtBegin;
+    }
+
+    /**
+     * A block the client's BEGIN request opened on the backend ({@code texts}: that request's statements, which
+     * {@code tables} says it read). {@code commitsBefore} and {@code snapshotGsn} were read before the request was
+     * relayed: the local commits, and the engine's {@link ReplicationEngine#committedThrough()}.
+     */
+    public static InteractiveBlock begin(ReplicationEngine engine, Session session, String database, long commitsBefore, long snapshotGsn,
+                                         List<String> texts, TableSet tables) throws IOException {
+        InteractiveBlock b = new InteractiveBlock(engine, session, database, commitsBefore);
+        String text = String.join(" ", texts).toLowerCase(java.util.Locale.ROOT);
+        // repeatable read: the block's reads are one snapshot, which the exclusive grant then validates
+        if (session.status() == 'T' && !text.contains("isolation")) {
+            PgError e = session.run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+            if (e != null) LOG.debug("could not set the block's isolation: {}", e);
+        }
+        // certification (symmetric execution): what the BEGIN request itself read counts (a driver's first statement)
+        b.certifying = engine.certifiesBlocks() && session.writeSets() == null;
+        b.snapshotGsn = snapshotGsn;
+        b.readsAndWrites = tables;
+        // the block's time, which its statement log carries to the other sites
+        if (session.status() == 'T') {
+            PgError e = session.run("SELECT " + session.timeAndSeedSql(b.timestampMicros, b.seed) + (b.certifying ? ", " + BLOCK_LOCK_TIMEOUT_SQL : ""));
+            if (e != null) LOG.warn("could not fix the block's time: {}", e);
+        }
+        return b;
+    }
+
+    /**
+     * A block the backend holds open and failed, with nothing of ours in it: a {@code BEGIN; ...; COMMIT} script
+     * whose replicated transaction failed, left open for the client's ROLLBACK as PostgreSQL leaves it.
+     */
+    public static InteractiveBlock failed(ReplicationEngine engine, Session session, String database) {
+        return new InteractiveBlock(engine, session, database, engine.localCommits());
+    }
+
+    /** Whether the block ended (committed, rolled back, or its backend transaction ended): the session drops it. */
+    public boolean ended() { return ended; }
+
+    /** Whether it commits by certification (so far). */
+    public boolean certifying() { return certifying; }
+
+    /** Payload bytes of client messages its log holds. */
+    public long logBytes() { return logBytes; }
+
+    // ------------------------------------------------------------------ statements
+
+    /**
+     * An update of the block: it runs here, under the exclusive lock unless it certifies. False if it did not run:
+     * the exclusive lock could not be had (or the block's reads are stale), and the block failed with our error.
+     */
+    public boolean update(List<WireMessage> unit, TableSet tables, boolean catalogChange) throws IOException {
+        if (certifying && exclusive == null && !catalogChange && !tables.all()) {
+            // no cluster lock: the block runs on its snapshot here and certifies at COMMIT
+            readsAndWrites = TableSet.union(readsAndWrites, tables);
+            wrote = true;
+        } else if (exclusive == null && session.status() == 'T' && !acquireExclusive(unit)) return false;
+        run(unit, catalogChange);
+        return true;
+    }
+
+    /** Any other request of the block (a query, a session command): it runs here; a certifying block records its reads. */
+    public void other(List<WireMessage> unit, TableSet tables, boolean catalogChange) throws IOException {
+        if (certifying) readsAndWrites = TableSet.union(readsAndWrites, tables);
+        run(unit, catalogChange);
+    }
+
+    private void run(List<WireMessage> unit, boolean catalogChange) throws IOException {
+        if (catalogChange) ddl = true;
+        Relayed r = session.relay(unit, null);
+        logRelayed(r);
+        if (session.status() == 'I') {   // the block ended by other means (cannot normally happen)
+            LOG.warn("a transaction block ended without COMMIT/ROLLBACK from the client");
+            end();
+        }
+    }
+
+    private void logRelayed(Relayed r) {
+        if (r.error() != null && nonDeterministic(r.error().sqlState())) {
+            // the failure came from timing here (cancel, lock timeout...): replay the failure, not the statement
+            List<WireMessage> replacement = new ArrayList<>();
+            for (WireMessage m : r.sent()) if (m.kind() == 'P') replacement.add(m);
+            if (!replacement.isEmpty()) replacement.add(Messages.SYNC);
+            replacement.add(WireMessage.query(raiseSql(r.error())));
+            addToLog(session.selfContained(replacement, definedInLog));
+        } else {
+            addToLog(session.selfContained(r.sent(), definedInLog));
+        }
+    }
+
+    private void addToLog(List<WireMessage> ms) {
+        log.addAll(ms);
+        for (WireMessage m : ms) logBytes += m.payload().length;
+    }
+
+    /** Fails the backend's block with our error (so the client and PostgreSQL agree it failed), and answers. */
+    public void raise(List<WireMessage> unit, PgError error) throws IOException {
+        WireMessage raise = WireMessage.query(raiseSql(error));
+        session.run(raise.queryText());
+        if (exclusive != null) addToLog(List.of(raise));
+        session.replyError(unit, error);
+    }
+
+    /** The error the client gets for a lock wait that ran into the certifying block's bound ({@link #BLOCK_LOCK_TIMEOUT_MS}). */
+    public PgError lockWaitError(PgError e) {
+        if (ended || !certifying || !e.sqlState().equals("55P03")) return e;
+        // a serialization failure, retried as one
+        return PgError.error("40001", "wanrep: could not serialize access: waited over " + BLOCK_LOCK_TIMEOUT_MS
+                + " ms for a row held by a concurrent transaction (" + e.message() + ")").withHint("Retry the transaction.");
+    }
+
+    // ------------------------------------------------------------------ the exclusive lock
+
+    /**
+     * The block's first write: take the exclusive lock everywhere. If an update committed here since
+     * BEGIN, the block's reads may be stale and it aborts with 40001 instead of writing.
+     */
+    private boolean acquireExclusive(List<WireMessage> unit) throws IOException {
+        // the capture of this database must exist before the block has a transaction id: creating a slot
+        // waits for every open transaction to end
+        if (session.writeSets() != null) session.writeSets().capture();
+        RequestId id = engine.nextId();
+        CompletableFuture<Txn> granted = engine.submit(new TxnRequest(id, TxnRequest.Kind.EXCLUSIVE, TableSet.allTables(), database, List.of(), 0, 0));
+        boolean held = false;
+        try {
+            if (certifying && wrote && !awaitExclusiveHoldingRows(granted)) {
+                raise(unit, PgError.error("40001", "wanrep: could not serialize access: another update committed at this site since this transaction began,"
+                        + " or one ordered before its exclusive lock waits on its rows").withHint("Retry the transaction."));
+                return false;
+            }
+            granted.get();
+            held = true;
+        } catch (ExecutionException e) {
+            raise(unit, orderingError(e.getCause()));
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new EOFException("interrupted");
+        } finally {
+            if (!held) releaseOnceGranted(granted, id);
+        }
+        exclusive = id;
+        if (engine.localCommits() != commitsAtBegin) {
+            releaseExclusive();
+            raise(unit, PgError.error("40001", "wanrep: could not serialize access: another update committed at this site since this transaction began")
+                    .withHint("Retry the transaction."));
+            return false;
+        }
+        return true;
+    }
+
+    /**
+     * An EXCLUSIVE the block gave up waiting for (or whose wait failed) is released once granted here, so that its
+     * RELEASE is ordered after it (for a block holding rows the grant comes once they are free: its client's
+     * ROLLBACK); off the engine's thread, which completes the future. A request that failed was never granted.
+     */
+    private void releaseOnceGranted(CompletableFuture<Txn> granted, RequestId id) {
+        String db = database;
+        granted.whenCompleteAsync((t, e) -> {
+            if (e == null) engine.submit(new TxnRequest(id, TxnRequest.Kind.RELEASE, TableSet.allTables(), db, List.of(), 0, 0));
+        });
+    }
+
+    /**
+     * A certifying block that wrote already holds PostgreSQL row locks while it waits for the exclusive lock (a
+     * catalog change, or COMMIT after advancing a sequence), and an update ordered before its EXCLUSIVE may wait on
+     * those rows while the grant waits for that update: a cycle PostgreSQL cannot see. The block is doomed as soon as
+     * anything commits here since its BEGIN (see the check at the grant), and in that cycle nothing ahead of it can
+     * commit: so it gives up as soon as something committed, or after EXCLUSIVE_WAIT_HOLDING_ROWS_MS without the grant.
+     * False if it gave up.
+     */
+    private boolean awaitExclusiveHoldingRows(CompletableFuture<Txn> granted) throws InterruptedException {
+        long end = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(EXCLUSIVE_WAIT_HOLDING_ROWS_MS);
+        while (true) {
+            try {
+                granted.get(50, java.util.concurrent.TimeUnit.MILLISECONDS);
+                return true;
+            } catch (ExecutionException e) {
+                return true;   // reported by the caller's get()
+            } catch (java.util.concurrent.TimeoutException e) {
+                if (engine.localCommits() != commitsAtBegin || System.nanoTime() > end) return false;
+            }
+        }
+    }
+
+    private void releaseExclusive() {
+        if (exclusive == null) return;
+        try {
+            engine.submit(new TxnRequest(exclusive, TxnRequest.Kind.RELEASE, TableSet.allTables(), database, List.of(), 0, 0));
+        } catch (RuntimeException e) {
+            LOG.debug("release of {}: {}", exclusive, e.toString());   // the other sites drop it when we leave the view
+        }
+        exclusive = null;
+    }
+
+    /** The block is over without shipping anything: its exclusive lock, if any, is released. */
+    private void end() {
+        ended = true;
+        releaseExclusive();
+    }
+
+    /** The session ends with the block open (the client left, or the session failed): release what it holds. */
+    public void abandon() {
+        if (!ended) end();
+    }
+
+    // ------------------------------------------------------------------ ROLLBACK and COMMIT
+
+    /** The client's ROLLBACK (or ABORT). */
+    public void rollback(List<WireMessage> unit) throws IOException {
+        try {
+            session.relay(unit, null);
+        } finally {
+            end();
+        }
+    }
+
+    /** The client's COMMIT (or END); {@code settings}: the session's, shipped with the block's log. */
+    public void commit(List<WireMessage> unit, Map<String, String> settings) throws IOException {
+        if (certifying && exclusive == null && wrote && session.status() == 'T') {
+            commitCertified(unit, settings);
+            return;
+        }
+        if (exclusive == null || session.status() == 'E') {   // read-only, released, or failed: nothing to ship
+            rollback(unit);
+            return;
+        }
+        if (session.writeSets() != null && !ddl) {
+            commitShippingWriteSet(unit, settings);
+            return;
+        }
+        RequestId id = exclusive;
+        TxnRequest log = new TxnRequest(id, TxnRequest.Kind.STATEMENT_LOG, TableSet.allTables(), database, this.log,
+                timestampMicros, seed, settings);
+        if (ddl) log = log.changingCatalog();
+        try {
+            outcome(engine.submit(log));
+        } catch (ExecutionException e) {
+            try {
+                session.run("ROLLBACK");
+            } finally {
+                end();
+            }
+            session.replyError(unit, orderingError(e.getCause()));
+            return;
+        }
+        // The log is delivered: every other site runs it and commits. Whatever happens to COMMIT here,
+        // the lock is released (finally), and an outcome that can differ from theirs stops this site.
+        boolean committed = false;
+        try {
+            // its GSN's record commits with it (ReplicaPosition); if it cannot, COMMIT rolls back and the site stops below
+            String record = engine.positionSql(id);
+            if (record != null) session.ensurePositionTable();
+            PgError recordError = record == null ? null : session.run(record);
+            if (recordError != null)
+                engine.fail("site " + session.site() + ": block " + id + " cannot record its GSN in the replica (" + recordError + ")");
+            Relayed r = session.relay(unit, null);
+            committed = r.error() == null && "COMMIT".equals(r.lastTag());
+            // a deterministic refusal at COMMIT (a deferred constraint) refuses the log's replay alike elsewhere;
+            // a refusal from timing here (serialization failure, cancel) does not
+            if (!committed && (r.error() == null || nonDeterministic(r.error().sqlState())))
+                engine.fail("site " + session.site() + ": block " + id + " did not commit at its origin ("
+                        + (r.error() != null ? r.error() : "no COMMIT") + ") after the other sites received its log: this replica no longer follows them");
+        } catch (IOException | RuntimeException e) {
+            engine.fail("site " + session.site() + ": the connection to the replica failed during COMMIT of block " + id
+                    + " (" + e + "), whose log the other sites commit: this replica's outcome is unknown");
+            throw e;
+        } finally {
+            // blockCommitted ends the lock (not a RELEASE: the log is delivered)
+            exclusive = null;
+            ended = true;
+            engine.blockCommitted(id, committed);
+        }
+        if (ddl) session.catalogChanged();
+    }
+
+    /**
+     * COMMIT of a block under a write-set policy: the block commits here (tagged for capture, after the
+     * check that its writes can travel as a write set), then its write set goes through the total order
+     * and the other sites apply it under the block's lock; the client hears COMMIT once it is delivered.
+     * If this site fails before, the others drop the block (its origin left before its log arrived).
+     */
+    private void commitShippingWriteSet(List<WireMessage> unit, Map<String, String> settings) throws IOException {
+        RequestId id = exclusive;
+        String tag = id + "@" + engine.self();
+        Map<String, Long> sequences = new java.util.TreeMap<>();
+        PgError e = session.runCollecting(session.writeSets().tagAndCheckSql(tag),
+                row -> { if (row.size() == 2 && row.get(0) != null && row.get(1) != null) sequences.put(row.get(0), Long.parseLong(row.get(1))); });
+        if (e != null || session.status() != 'T') {
+            try {
+                session.run("ROLLBACK");
+            } finally {
+                end();
+            }
+            session.replyError(unit, e != null ? e : PgError.error("25000", "wanrep: the transaction block ended before COMMIT"));
+            return;
+        }
+        List<WireMessage> replies = new ArrayList<>();
+        Relayed r;
+        try {
+            r = session.relay(unit, replies);
+        } catch (IOException | RuntimeException x) {
+            // it may have committed here, and the others would never have it: this replica must not go on
+            engine.fail("site " + session.site() + ": the connection to the replica failed during COMMIT of block " + id
+                    + " (" + x + "), whose write set the others wait for: this replica's outcome is unknown");
+            exclusive = null;
+            ended = true;
+            throw x;
+        }
+        boolean committed = r.error() == null && "COMMIT".equals(r.lastTag());
+        if (!committed) {
+            end();
+            session.toClient(replies);
+            return;
+        }
+        try {
+            WriteSet ws = outcome(session.writeSets().captured(tag));
+            WriteSetMessage m = new WriteSetMessage(id, engine.self(), true, List.of(), ws, sequences);
+            TxnRequest log = new TxnRequest(id, TxnRequest.Kind.WRITESET_LOG, TableSet.allTables(), database, List.of(),
+                    timestampMicros, 0, settings, true, WriteSetMessageCodec.encode(m));
+            outcome(engine.submit(log));
+        } catch (ExecutionException | RuntimeException x) {
+            // committed here, but the others will not have it: this replica must not go on
+            engine.fail("site " + session.site() + " committed block " + id + " but cannot ship its write set: "
+                    + (x instanceof ExecutionException ? x.getCause() : x));
+            exclusive = null;
+            ended = true;
+            throw new BackendException(PgError.fatal("08006", "wanrep: the transaction could not be replicated; this site is stopping"));
+        }
+        exclusive = null;
+        ended = true;
+        engine.blockCommitted(id, true);
+        session.toClient(replies);
+    }
+
+    /**
+     * COMMIT of a block that ran without a cluster lock: PREPARE TRANSACTION here, then one total-order
+     * round ({@code CERTIFY}: its snapshot position, what it read and wrote, its statement log). Every
+     * site certifies it alike; if it commits, the others replay its log under its locks in delivery order
+     * and this site commits the prepared transaction once its locks are granted here; if not, it is
+     * rolled back and the client gets 40001. A block that advanced a sequence (not transactional: its
+     * value would differ between sites), or a replica without prepared transactions, takes the
+     * exclusive path at COMMIT instead (aborting if anything committed here since BEGIN).
+     * Once prepared, nothing is guessed: an unexpected failure stops the site and leaves the prepared
+     * transaction for recovery (see {@code Site}).
+     */
+    private void commitCertified(List<WireMessage> unit, Map<String, String> settings) throws IOException {
+        long[] check = new long[]{-1, -1};
+        PgError ce = session.runCollecting("SELECT (SELECT count(*) FROM pg_catalog.pg_locks l JOIN pg_catalog.pg_class c ON c.oid = l.relation"
+                + " WHERE l.pid = pg_catalog.pg_backend_pid() AND l.locktype = 'relation' AND c.relkind = 'S' AND l.mode = 'RowExclusiveLock'),"
+                + " pg_catalog.current_setting('max_prepared_transactions')::int", row -> {
+            check[0] = Long.parseLong(row.get(0));
+            check[1] = Long.parseLong(row.get(1));
+        });
+        if (ce != null || session.status() != 'T') {   // the block failed here: COMMIT ends it as a rollback
+            try {
+                if (session.status() == 'T') session.run("ROLLBACK");
+            } finally {
+                end();
+            }
+            session.answerUnrelayed(unit, ce != null ? ce : PgError.error("25000", "wanrep: the transaction block ended before COMMIT"));
+            return;
+        }
+        if (check[0] != 0 || check[1] <= 0) {
+            LOG.debug("block takes the exclusive path at COMMIT: {}", check[0] != 0 ? "it advanced a sequence" : "max_prepared_transactions is 0");
+            if (!acquireExclusive(unit)) return;
+            commit(unit, settings);
+            return;
+        }
+        RequestId id = engine.nextId();
+        String gid = preparedName(id, engine.self());
+        PgError pe;
+        try {
+            pe = session.run("PREPARE TRANSACTION '" + gid + "'");
+        } catch (IOException | RuntimeException x) {
+            // whether it is prepared is not known here, and a prepared transaction outlives its connection (and a restart
+            // of the replica): left alone it would hold its rows for ever; never ordered, but not resolved by guess either
+            engine.fail("site " + session.site() + ": the connection to the replica failed during PREPARE TRANSACTION of block " + id
+                    + " (" + x + "); a transaction '" + gid + "' left prepared was never ordered and must be rolled back");
+            ended = true;
+            throw x;
+        }
+        ended = true;   // the backend's block is over either way; what is left is the prepared transaction
+        if (pe != null || session.status() != 'I') {   // refused (a deferred constraint, say): nothing is prepared
+            if (session.status() != 'I') session.run("ROLLBACK");
+            session.answerUnrelayed(unit, pe != null ? pe : PgError.error("25000", "wanrep: PREPARE TRANSACTION did not end the block"));
+            return;
+        }
+        // the session's order too: at another site its next update must not commit before this block's replay
+        TxnRequest req = TxnRequest.certify(id, readsAndWrites.inSession(session.orderKey()), database, log, timestampMicros, seed, settings, snapshotGsn);
+        Txn t;
+        try {
+            t = outcome(engine.submit(req));
+        } catch (ExecutionException x) {
+            if (engine.failure() != null) {
+                // the site is stopping: whether the others certified it is not known here, so it stays prepared
+                throw new BackendException(PgError.fatal("57P01", "wanrep: site " + session.site() + " stopped while transaction " + gid
+                        + " was being certified; its outcome is decided by the others"));
+            }
+            // never ordered (flow control, not in the primary component, undeliverable): no site has it
+            resolvePrepared(gid, false, id);
+            session.answerUnrelayed(unit, orderingError(x.getCause()));
+            return;
+        }
+        if (!t.certification().commit()) {
+            resolvePrepared(gid, false, id);
+            session.answerUnrelayed(unit, PgError.error("40001", "wanrep: could not serialize access due to concurrent update (" + t.certification().reason() + ")")
+                    .withHint("Retry the transaction."));
+            return;
+        }
+        // certified everywhere, and this site's locks are granted: commit it here; its locks end whatever happens
+        boolean committed = false;
+        try {
+            committed = resolvePrepared(gid, true, id);
+        } finally {
+            engine.blockCommitted(id, committed);
+        }
+        LOG.debug("block {} committed by certification", id);
+        // answer the client's own COMMIT (simple or extended, COMMIT or END) as PostgreSQL does: on an empty block
+        session.run("BEGIN");
+        session.relay(unit, null);
+    }
+
+    /**
+     * The outcome of a request that is out: waited for without heeding interrupts, since giving up on it would leave its
+     * lock (and a prepared transaction) held; the engine completes every such future (delivered, undeliverable, or the
+     * site stopping).
+     */
+    private static <T> T outcome(CompletableFuture<T> f) throws ExecutionException {
+        try {
+            return f.join();
+        } catch (java.util.concurrent.CompletionException | java.util.concurrent.CancellationException e) {
+            throw new ExecutionException(e.getCause() != null ? e.getCause() : e);
+        }
+    }
+
+    /** COMMIT or ROLLBACK PREPARED; a failure stops the site (the others decided alike and went on). */
+    private boolean resolvePrepared(String gid, boolean commit, RequestId id) throws IOException {
+        try {
+            PgError e = session.run((commit ? "COMMIT" : "ROLLBACK") + " PREPARED '" + gid + "'");
+            if (e == null) return true;
+            engine.fail("site " + session.site() + ": " + (commit ? "COMMIT" : "ROLLBACK") + " PREPARED of block " + id + " failed (" + e
+                    + ") after every site certified it: this replica no longer follows the others");
+        } catch (IOException | RuntimeException x) {
+            engine.fail("site " + session.site() + ": the connection to the replica failed resolving prepared block " + id + " (" + x
+                    + "); it stays prepared for recovery");
+            throw x;
+        }
+        throw new BackendException(PgError.fatal("08006", "wanrep: the transaction could not be completed; this site is stopping"));
+    }
+
+    // ------------------------------------------------------------------ shared with the session
+
+    /** A prepared transaction's name: the request and this member (site and incarnation), unique across restarts. */
+    public static String preparedName(RequestId id, String member) {
+        return ("wanrep:" + id + "@" + member).replace("'", "");
+    }
+
+    /** Whether an error can come from timing at one site (cancel, lock timeout, serialization...), not from the statement. */
+    public static boolean nonDeterministic(String sqlState) {
+        return sqlState.startsWith("57") || sqlState.startsWith("53") || sqlState.equals("40001") || sqlState.equals("40P01")
+                || sqlState.equals("55P03") || sqlState.startsWith("08");
+    }
+
+    /** A DO block that raises {@code e}: fails a transaction with our error, here and where a log replays it. */
+    public static String raiseSql(PgError e) {
+        String msg = e.message().replace("$", "");
+        return "DO $wanrep$BEGIN RAISE EXCEPTION USING ERRCODE = '" + e.sqlState() + "', MESSAGE = '" + msg.replace("'", "''") + "'"
+                + (e.hint() == null ? "" : ", HINT = '" + e.hint().replace("$", "").replace("'", "''") + "'") + "; END$wanrep$";
+    }
+
+    /** The client's error for a request the engine could not order (or whose ordering failed). */
+    public static PgError orderingError(Throwable cause) {
+        if (cause instanceof FlowControl.Throttled t)
+            return PgError.error(t.sqlState(), t.getMessage())
+                    .withHint("A site executes delivered updates slower than they are ordered; retry later. Nothing was ordered.");
+        if (cause instanceof NotPrimaryException)
+            return PgError.error("57P03", "wanrep: this site is not in the primary component: " + cause.getMessage())
+                    .withHint("Update transactions resume when a majority of sites is reachable; connect to a site of the majority.");
+        return PgError.error("08006", "wanrep: the transaction could not be ordered: " + cause.getMessage());
+    }
+
+    /** Now, in microseconds since the epoch (the replicated time of a transaction). */
+    public static long nowMicros() {
+        java.time.Instant i = java.time.Instant.now();
+        return i.getEpochSecond() * 1_000_000L + i.getNano() / 1000;
+    }
+}

@@ -1,0 +1,243 @@
+package org.wanrep.txn;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.wanrep.backend.BackendConnection;
+import org.wanrep.backend.BackendTarget;
+import org.wanrep.gcs.Delivery;
+import org.wanrep.gcs.jgroups.GcsSettings;
+import org.wanrep.gcs.jgroups.JGroupsGcs;
+import org.wanrep.lock.TableSet;
+import org.wanrep.pg.LocalPostgres;
+import org.wanrep.wire.Messages;
+import org.wanrep.wire.PgError;
+import org.wanrep.wire.WireMessage;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * {@link InteractiveBlock} without a client socket: a real engine (one JGroups member), the block's session on a
+ * real backend connection, faults injected into that connection. Whatever fails, the block's cluster lock must
+ * not stay held: every other update of the cluster would wait for it for ever.
+ */
+class InteractiveBlockTest {
+    static LocalPostgres pg;
+    static BackendTarget target;
+    ReplicationEngine engine;
+    JGroupsGcs gcs;
+    BackendConnection backend;
+
+    @BeforeAll
+    static void startPostgres() throws Exception {
+        pg = LocalPostgres.startTemporary();
+        target = new BackendTarget(pg.host(), pg.port(), "postgres", "");
+        try (Connection c = pg.connect(); Statement st = c.createStatement()) {
+            st.execute("CREATE TABLE t (id int PRIMARY KEY)");
+        }
+    }
+
+    @AfterAll
+    static void stopPostgres() throws Exception {
+        if (pg != null) pg.close();
+    }
+
+    @BeforeEach
+    void startSite() throws Exception {
+        engine = new ReplicationEngine("a", Delivery.AGREED, ReplicationEngineViewTest.UNUSED);
+        gcs = JGroupsGcs.start(GcsSettings.loopback("block-" + System.nanoTime(), "a", List.of("a"), GcsSettings.freePorts(1), null), engine);
+        engine.attach(gcs);
+        gcs.awaitPrimary(1, Duration.ofSeconds(30));
+        backend = BackendConnection.open(target, "postgres", Map.of());
+    }
+
+    @AfterEach
+    void stopSite() {
+        if (backend != null) backend.close();
+        if (gcs != null) gcs.close();
+    }
+
+    /** The session of a block on a real backend: what it would send the client is kept in {@link #toClient}. */
+    final class BackendSession implements InteractiveBlock.Session {
+        final List<WireMessage> toClient = new ArrayList<>();
+        /** Run on the backend's PostgreSQL process before a request whose first message is this text's Query is relayed. */
+        Consumer<String> beforeRelay = sql -> { };
+        /** Run before the block runs this text on the backend itself. */
+        Consumer<String> beforeRun = sql -> { };
+
+        @Override public char status() { return backend.status(); }
+        @Override public PgError run(String sql) throws IOException {
+            beforeRun.accept(sql);
+            return backend.run(sql);
+        }
+        @Override public PgError runCollecting(String sql, Consumer<List<String>> rows) throws IOException {
+            backend.send(WireMessage.query(sql));
+            backend.flush();
+            PgError err = null;
+            while (!backend.tracker().idle()) {
+                WireMessage m = backend.read();
+                if (m.kind() == 'E' && err == null) err = PgError.parse(m);
+                if (m.kind() == 'D') rows.accept(Messages.dataRowValues(m));
+            }
+            return err;
+        }
+        @Override public InteractiveBlock.Relayed relay(List<WireMessage> unit, List<WireMessage> buffer) throws IOException {
+            beforeRelay.accept(unit.get(0).queryText());
+            for (WireMessage m : unit) backend.send(m);
+            backend.flush();
+            PgError err = null;
+            String tag = null;
+            while (!backend.tracker().idle()) {
+                WireMessage m = backend.read();
+                if (m.kind() == 'E' && err == null) err = PgError.parse(m);
+                if (m.kind() == 'C') tag = Messages.commandTag(m);
+                (buffer != null ? buffer : toClient).add(m);
+            }
+            return new InteractiveBlock.Relayed(unit, err, tag);
+        }
+        @Override public void toClient(List<WireMessage> messages) { toClient.addAll(messages); }
+        @Override public void replyError(List<WireMessage> unit, PgError e) { toClient.add(e.toMessage()); }
+        @Override public void answerUnrelayed(List<WireMessage> unit, PgError e) { toClient.add(e.toMessage()); }
+        @Override public List<WireMessage> selfContained(List<WireMessage> messages, Set<String> defined) { return messages; }
+        @Override public String timeAndSeedSql(long timestampMicros, long seed) { return "pg_catalog.setseed(0.5)"; }
+        @Override public void ensurePositionTable() { }
+        @Override public void catalogChanged() { }
+        @Override public String site() { return "a"; }
+        @Override public String orderKey() { return "a/1"; }
+        @Override public InteractiveBlock.WriteSets writeSets() { return null; }
+    }
+
+    private InteractiveBlock begin(BackendSession s) throws IOException {
+        long commits = engine.localCommits(), snapshot = engine.committedThrough();
+        s.relay(List.of(WireMessage.query("BEGIN")), null);
+        return InteractiveBlock.begin(engine, s, "postgres", commits, snapshot, List.of("BEGIN"), TableSet.of(Set.of(), Set.of()));
+    }
+
+    private static List<WireMessage> query(String sql) { return List.of(WireMessage.query(sql)); }
+
+    private static final TableSet WRITES_T = TableSet.of(Set.of(), Set.of("public.t"));
+
+    /** Whether nothing holds the all-tables lock: a local lock on every table is granted within a few seconds. */
+    private boolean clusterLockFree() throws InterruptedException { return clusterLockFree(Duration.ofSeconds(5)); }
+
+    private boolean clusterLockFree(Duration wait) throws InterruptedException {
+        try {
+            engine.unlockLocal(engine.lockLocal(TableSet.allTables(), wait));
+            return true;
+        } catch (java.util.concurrent.TimeoutException e) {
+            return false;
+        }
+    }
+
+    private void terminateBackend() {
+        try (Connection c = pg.connect(); Statement st = c.createStatement()) {
+            st.execute("SELECT pg_terminate_backend(" + backend.pid() + ")");
+        } catch (java.sql.SQLException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    @Test
+    void anExclusiveLockWhoseWaitIsInterruptedIsReleasedOnceGranted() throws Exception {
+        BackendSession s = new BackendSession();
+        InteractiveBlock b = begin(s);
+        Object other = engine.lockLocal(TableSet.allTables(), Duration.ofSeconds(5));   // the block's EXCLUSIVE queues behind it
+        AtomicReference<Throwable> thrown = new AtomicReference<>();
+        Thread writer = Thread.ofPlatform().start(() -> {
+            try {
+                b.update(query("INSERT INTO t VALUES (1)"), WRITES_T, false);
+            } catch (Throwable e) {
+                thrown.set(e);
+            }
+        });
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (engine.pending() == 0 && System.nanoTime() < end) Thread.sleep(10);   // its EXCLUSIVE was delivered
+        assertThat(engine.pending()).isEqualTo(1);
+        writer.interrupt();   // the session's thread is stopped while it waits for the grant
+        writer.join(10_000);
+        assertThat(thrown.get()).isInstanceOf(EOFException.class);
+        b.abandon();   // the session ends
+        engine.unlockLocal(other);   // now the EXCLUSIVE is granted: the block must let it go
+        assertThat(clusterLockFree()).as("the interrupted block's exclusive lock was released").isTrue();
+    }
+
+    @Test
+    void aConnectionLostAtCommitStopsTheSiteAndReleasesTheLock() throws Exception {
+        BackendSession s = new BackendSession();
+        CompletableFuture<String> stopped = new CompletableFuture<>();
+        engine.onFatal(stopped::complete);
+        InteractiveBlock b = begin(s);
+        b.update(query("INSERT INTO t VALUES (2)"), WRITES_T, false);   // takes the exclusive lock
+        assertThat(clusterLockFree(Duration.ofMillis(500))).isFalse();
+        s.beforeRelay = sql -> { if (sql.equals("COMMIT")) terminateBackend(); };
+        assertThatThrownBy(() -> b.commit(query("COMMIT"), Map.of())).isInstanceOf(IOException.class);
+        // the others commit the delivered log; whether this replica did is unknown: the site stops, and lets the lock go
+        assertThat(stopped.get(5, TimeUnit.SECONDS)).contains("during COMMIT of block");
+        assertThat(b.ended()).isTrue();
+        assertThat(clusterLockFree()).as("the block's lock ended with its COMMIT").isTrue();
+    }
+
+    @Test
+    void aCertifiedBlockWhoseCommitPreparedFailsStopsTheSiteReleasesItsLocksAndStaysPrepared() throws Exception {
+        engine.certification(true, 1000);
+        BackendSession s = new BackendSession();
+        CompletableFuture<String> stopped = new CompletableFuture<>();
+        engine.onFatal(stopped::complete);
+        InteractiveBlock b = begin(s);
+        assertThat(b.certifying()).isTrue();
+        b.update(query("INSERT INTO t VALUES (3)"), WRITES_T, false);   // no cluster lock: it certifies at COMMIT
+        assertThat(clusterLockFree()).isTrue();
+        s.beforeRun = sql -> { if (sql.startsWith("COMMIT PREPARED")) terminateBackend(); };
+        try {
+            assertThatThrownBy(() -> b.commit(query("COMMIT"), Map.of())).isInstanceOf(IOException.class);
+            assertThat(stopped.get(5, TimeUnit.SECONDS)).contains("resolving prepared block");
+            assertThat(clusterLockFree()).as("the certified block's locks ended with its COMMIT").isTrue();
+            assertThat(prepared()).as("its outcome is left to recovery, not guessed").hasSize(1);
+        } finally {
+            for (String gid : prepared())
+                try (Connection c = pg.connect(); Statement st = c.createStatement()) { st.execute("ROLLBACK PREPARED '" + gid + "'"); }
+        }
+    }
+
+    @Test
+    void aConnectionLostAtPrepareStopsTheSite() throws Exception {
+        engine.certification(true, 1000);
+        BackendSession s = new BackendSession();
+        CompletableFuture<String> stopped = new CompletableFuture<>();
+        engine.onFatal(stopped::complete);
+        InteractiveBlock b = begin(s);
+        b.update(query("INSERT INTO t VALUES (4)"), WRITES_T, false);
+        s.beforeRun = sql -> { if (sql.startsWith("PREPARE TRANSACTION")) terminateBackend(); };
+        assertThatThrownBy(() -> b.commit(query("COMMIT"), Map.of())).isInstanceOf(IOException.class);
+        // a transaction left prepared would hold its rows here for ever, and nobody knows whether there is one
+        assertThat(stopped.get(5, TimeUnit.SECONDS)).contains("during PREPARE TRANSACTION");
+        assertThat(b.ended()).isTrue();
+        assertThat(clusterLockFree()).isTrue();
+    }
+
+    private static List<String> prepared() throws java.sql.SQLException {
+        List<String> out = new ArrayList<>();
+        try (Connection c = pg.connect(); Statement st = c.createStatement();
+             java.sql.ResultSet r = st.executeQuery("SELECT gid FROM pg_prepared_xacts WHERE gid LIKE 'wanrep:%'")) {
+            while (r.next()) out.add(r.getString(1));
+        }
+        return out;
+    }
+}
