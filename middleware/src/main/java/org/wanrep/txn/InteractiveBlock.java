@@ -392,6 +392,9 @@ public final class InteractiveBlock {
         // The log is delivered: every other site runs it and commits. Whatever happens to COMMIT here,
         // the lock is released (finally), and an outcome that can differ from theirs stops this site.
         boolean committed = false;
+        // the client's answer waits in a buffer: only the replica's connection may fail in here (a client that
+        // hung up on its COMMIT must not read as a replica whose outcome is unknown, which stops the site)
+        List<WireMessage> answer = new java.util.ArrayList<>();
         try {
             // its GSN's record commits with it (ReplicaPosition); if it cannot, COMMIT rolls back and the site stops below
             String record = engine.positionSql(id);
@@ -399,7 +402,7 @@ public final class InteractiveBlock {
             PgError recordError = record == null ? null : session.run(record);
             if (recordError != null)
                 engine.fail("site " + session.site() + ": block " + id + " cannot record its GSN in the replica (" + recordError + ")");
-            Relayed r = session.relay(unit, null);
+            Relayed r = session.relay(unit, answer);
             committed = r.error() == null && "COMMIT".equals(r.lastTag());
             // a deterministic refusal at COMMIT (a deferred constraint) refuses the log's replay alike elsewhere;
             // a refusal from timing here (serialization failure, cancel) does not
@@ -417,6 +420,7 @@ public final class InteractiveBlock {
             engine.blockCommitted(id, committed);
         }
         if (ddl) session.catalogChanged();
+        session.toClient(answer);
     }
 
     /**
