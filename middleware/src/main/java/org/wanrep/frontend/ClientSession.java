@@ -679,6 +679,24 @@ public final class ClientSession implements Runnable {
         @Override public void catalogChanged() { ctx.classifiers().catalogChanged(database); }
         @Override public String site() { return ctx.site(); }
         @Override public String orderKey() { return sessionOrderKey(); }
+        @Override public String sequenceStatesSql() { return org.wanrep.exec.WriteSetSql.sequenceStates(TableSet.allTables()); }
+        @Override public void putBackSequences(String setvals) throws IOException {
+            String sql = "SELECT " + setvals;
+            try {
+                if (backend.status() == 'I' || backend.status() == 'T') {
+                    PgError e = backend.run(sql);
+                    if (e == null) return;
+                    LOG.debug("sequences not set back on the session's backend ({}): as the replica's user", e);
+                }
+            } catch (IOException | RuntimeException x) {
+                LOG.debug("sequences not set back on the session's backend ({}): as the replica's user", x.toString());
+            }
+            try (java.sql.Connection c = ctx.backend().jdbc(database, "wanrep-sequences"); java.sql.Statement st = c.createStatement()) {
+                st.execute(sql);
+            } catch (java.sql.SQLException x) {
+                throw new IOException("setting back sequences failed: " + x.getMessage(), x);
+            }
+        }
         @Override public InteractiveBlock.WriteSets writeSets() { return writeSets; }
     }
 

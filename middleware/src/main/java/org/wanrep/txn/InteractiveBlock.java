@@ -81,6 +81,15 @@ public final class InteractiveBlock {
         /** The session's row in {@link org.wanrep.lock.TableSet#SESSION}: its transactions take effect in its order everywhere. */
         String orderKey();
 
+        /** A query whose one value lists setval() calls restoring every sequence the session can see as it is now. */
+        String sequenceStatesSql();
+
+        /**
+         * Runs {@code SELECT setvals} against the replica (setval is not transactional: on the block's own
+         * backend if it can, else on a connection of the replica's user); throws if it could not.
+         */
+        void putBackSequences(String setvals) throws IOException;
+
         /** This site's write-set shipping, null under symmetric execution. */
         WriteSets writeSets();
     }
@@ -128,6 +137,8 @@ public final class InteractiveBlock {
     private long logBytes;   // payload bytes of the log: held until the block ends
     private final Set<String> definedInLog = new HashSet<>();
     private RequestId exclusive;
+    /** The sequences as they were when the exclusive lock was granted (setval calls), put back if the block ends unshipped. */
+    private String sequencesAtGrant;
     private boolean ddl;
     /** Commits by certification unless it goes exclusive (see {@link #commitCertified}); set at BEGIN. */
     private boolean certifying;
@@ -291,6 +302,16 @@ public final class InteractiveBlock {
                     .withHint("Retry the transaction."));
             return false;
         }
+        // sequences are not transactional: if the block ends without shipping its log, what it advanced here (and
+        // nowhere else) is set back, while the lock still keeps every other update away
+        String[] states = {null};
+        PgError e = session.runCollecting(session.sequenceStatesSql(), row -> { if (!row.isEmpty()) states[0] = row.get(0); });
+        if (e != null) {
+            end();
+            raise(unit, e);
+            return false;
+        }
+        sequencesAtGrant = states[0];
         return true;
     }
 
@@ -338,10 +359,26 @@ public final class InteractiveBlock {
         exclusive = null;
     }
 
-    /** The block is over without shipping anything: its exclusive lock, if any, is released. */
+    /** The block is over without shipping anything: its sequences are put back and its exclusive lock, if any, released. */
     private void end() {
         ended = true;
-        releaseExclusive();
+        try {
+            putBackSequences();
+        } finally {
+            releaseExclusive();
+        }
+    }
+
+    private void putBackSequences() {
+        String s = sequencesAtGrant;
+        sequencesAtGrant = null;
+        if (exclusive == null || s == null || s.isEmpty()) return;
+        try {
+            session.putBackSequences(s);
+        } catch (IOException | RuntimeException x) {
+            engine.fail("site " + session.site() + ": block " + exclusive + " ended without commit, and the sequences it may have advanced here"
+                    + " could not be set back (" + x + "): this replica's sequences may be ahead of the other sites'");
+        }
     }
 
     /** The session ends with the block open (the client left, or the session failed): release what it holds. */
