@@ -180,8 +180,14 @@ public final class Site implements AutoCloseable {
             });
             engine.catchUpFrom(new LogFetcher(cluster, name));
             executor.recordPositionsIn(target);
-            engine.stateTransferFrom(new StateTransfer(cluster, name, target, pool));
+            engine.stateTransferFrom(new StateTransfer(cluster, name, target, pool, null));
             engine.newSite(c.get("gcs.bootstrap").equals("off"));
+        } else {
+            // write-set policies: a site that re-enters the primary component with any history takes a state transfer
+            // (the log is never replayed: a replayed write set's executor depends on views this site did not see)
+            engine.stateTransferFrom(new StateTransfer(cluster, name, target, pool, channel));
+            engine.newSite(c.get("gcs.bootstrap").equals("off"));
+            engine.snapshotsForJoiners(b -> org.wanrep.exec.SnapshotExport.prepareForJoiners(engine, target, b));
         }
         String logDir = c.get("rejoin.log_dir");
         engine.keepLog(logDir == null || logDir.isBlank() ? org.wanrep.txn.OrderedLog.inMemory(c.getInt("rejoin.log_window"))
