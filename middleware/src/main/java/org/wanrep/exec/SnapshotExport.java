@@ -90,8 +90,17 @@ public final class SnapshotExport {
         });
     }
 
-    /** The export prepared for joiners at {@code gsn}, waiting up to {@code wait} for it (it may still be queued); null if none. */
-    public static Export prepared(ReplicationEngine engine, long gsn, Duration wait) throws InterruptedException {
+    /**
+     * The export prepared for joiners at {@code gsn}, waiting up to {@code wait} for it (it may still be queued); null if
+     * none. At GSN 0 none is prepared (a joiner at GSN 1 rarely needs one): one is taken now, if nothing was ordered yet.
+     */
+    public static Export prepared(ReplicationEngine engine, BackendTarget target, long gsn, Duration wait) throws Exception {
+        if (gsn == 0) {
+            Export x = export(engine, target, wait);
+            if (x.gsn() == 0) return x;
+            release(x.token());
+            return null;
+        }
         long until = System.nanoTime() + wait.toNanos();
         while (true) {
             expire();

@@ -128,12 +128,16 @@ final class OwnCommands {
             return new Answer("SHOW", List.of("released"), List.of(List.of(Boolean.toString(org.wanrep.exec.SnapshotExport.release(release)))));
         if (at != null) {
             // write-set policies: the snapshots this site prepared when the joiner's view was installed, at its first GSN - 1
+            if (ctx.engine().failure() != null)
+                throw new IllegalStateException("site " + ctx.site() + " is not following the others just now: no snapshot from it");
             org.wanrep.exec.SnapshotExport.Export x;
             try {
-                x = org.wanrep.exec.SnapshotExport.prepared(ctx.engine(), Long.parseLong(at), java.time.Duration.ofSeconds(60));
+                x = org.wanrep.exec.SnapshotExport.prepared(ctx.engine(), ctx.backend(), Long.parseLong(at), java.time.Duration.ofSeconds(60));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 x = null;
+            } catch (Exception e) {
+                throw new IllegalStateException("site " + ctx.site() + " could not export snapshots: " + e);
             }
             if (x == null) throw new IllegalStateException("site " + ctx.site() + " has no snapshot prepared at GSN " + at);
             return snapshotRows(x);
@@ -164,10 +168,10 @@ final class OwnCommands {
     private static Answer changeSites(SiteContext ctx, String user, boolean add, String site) {
         if (user == null || !user.equals(ctx.backend().user()))
             throw new IllegalArgumentException("permission denied: only " + ctx.backend().user() + " may add or remove sites");
-        // a new site needs a state transfer and catch-up (symmetric execution, uniform delivery); write-set
-        // policies also spread tables over the configured sites, which the running sites fixed when they started
-        if (ctx.engine().policy().kind() != org.wanrep.txn.ExecutionPolicy.Kind.SYMMETRIC || !ctx.engine().delivery().uniform())
-            throw new IllegalStateException("sites can be added and removed only under symmetric execution with safe or opt-safe delivery");
+        // a new site needs a state transfer (and, under symmetric execution, catch-up) with uniform delivery; under
+        // write-set policies every site switches the sites its executors are chosen from at the change's GSN
+        if (!ctx.engine().delivery().uniform())
+            throw new IllegalStateException("sites can be added and removed only with safe or opt-safe delivery");
         org.wanrep.gcs.Gcs gcs = ctx.engine().gcs();
         List<String> next = new ArrayList<>(gcs.sites());
         if (add ? next.contains(site) : !next.remove(site))

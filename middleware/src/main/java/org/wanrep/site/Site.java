@@ -204,6 +204,7 @@ public final class Site implements AutoCloseable {
                 .withSecretFile(c.get("gcs.secret_file").isEmpty() ? null : java.nio.file.Path.of(c.get("gcs.secret_file")));
         FlowControl flow = new FlowControl(name, c.getInt("flow.max_backlog"), c.getInt("flow.wait_timeout_ms"), c.getInt("flow.report_interval_ms"));
         Membership membership = new Membership(name, Membership.fileIn(logDir, name), listenerWrapper.apply(flow.intercept(engine)));
+        membership.onChanged(engine::sitesChanged);   // write-set executors follow the configured sites, switched at the change's GSN
         JGroupsGcs gcs = JGroupsGcs.start(gs, membership);
         // with opt-safe too: a tentative attempt revoked in favour of a certified block, which could wait in PostgreSQL
         // on the block's prepared locks while the block waits for its rollback, is cancelled for sure (the executor's
@@ -261,6 +262,7 @@ public final class Site implements AutoCloseable {
         // a state transfer replaced every database: the tables, keys and functions the classifiers read are stale
         // (an origin's stale lock set would travel with its request to every site)
         engine.onStateTransferred(() -> {
+            executor.replicaReplaced();
             ctx.classifiers().catalogChangedEverywhere();
             org.wanrep.exec.ReplicaPosition.catalogChanged();
         });

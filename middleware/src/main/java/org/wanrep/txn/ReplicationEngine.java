@@ -50,7 +50,8 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     private final String site;
     private final Delivery delivery;
     private final TxnExecutor executor;
-    private final ExecutionPolicy policy;
+    /** Replaced at a configuration change's GSN (sitesChanged): write-set executors follow the configured sites. */
+    private volatile ExecutionPolicy policy;
     private final WriteSetIo writeSetIo;
     /** Write sets shipped by other sites, by transaction, until applied here (they may precede the delivery). */
     private final Map<RequestId, WriteSetMessage> writeSets = new HashMap<>();
@@ -256,6 +257,16 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
 
     /** The execution policy ({@code execution} setting). */
     public ExecutionPolicy policy() { return policy; }
+
+    /**
+     * The configured sites changed at {@code gsn} (delivery thread, before that change's ordered delivery; for a
+     * joiner, the set in force when it joined): transactions finally delivered from now on name their executor
+     * among these sites; earlier ones keep the policy of their delivery, so every site names the same executor
+     * whenever it grants them.
+     */
+    @Override public synchronized void sitesChanged(List<String> sites, long gsn) {
+        policy = policy.withSites(sites);
+    }
     public Delivery delivery() { return delivery; }
 
     /**
@@ -560,6 +571,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             t.gsn = gsn;
             unfinished.add(gsn);
             t.deliveryMembers = view.members();
+            t.deliveryPolicy = policy;
             t.fin = true;
             t.phases.finalDelivered = System.nanoTime();
             locks.enqueueFinal(r.id(), r.tables());
@@ -568,6 +580,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             t.gsn = gsn;
             unfinished.add(gsn);
             t.deliveryMembers = view.members();
+            t.deliveryPolicy = policy;
             t.fin = true;
             t.phases.finalDelivered = System.nanoTime();
             locks.makeFinal(r.id());
@@ -689,8 +702,10 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         }
         sawPrimary = true;
         java.util.function.Consumer<Boundary> js = joinerSnapshots;
+        // (not before anything was ordered: a site that starts a moment after the others formed the group joins at GSN 1
+        // and mostly needs no copy; one that does gets a snapshot taken when asked, see exec.SnapshotExport.prepared)
         if (!v.joined() && js != null && lastPrimaryMembers != null && policy.kind() != ExecutionPolicy.Kind.SYMMETRIC
-                && !lastPrimaryMembers.containsAll(v.members()))
+                && v.firstGsn() > 1 && !lastPrimaryMembers.containsAll(v.members()))
             js.accept(queueBoundary());   // every delivery of the last view is ordered here, none of this one: GSN F-1
         lastPrimaryMembers = v.members();
         OrderedLog l = log;
@@ -1153,7 +1168,8 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     /** The member that executes {@code t}: from its delivery view once final, else from the current one. */
     private String executorOf(Txn t) {
         List<String> current = view.members();
-        return policy.executor(t.request, t.fin ? t.deliveryMembers : current, current);
+        ExecutionPolicy p = t.fin && t.deliveryPolicy != null ? t.deliveryPolicy : policy;
+        return p.executor(t.request, t.fin ? t.deliveryMembers : current, current);
     }
 
     /** Applies the write set once the transaction is granted, final, and its write set is here. */

@@ -23,7 +23,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * site's replica at exactly its view's first GSN - 1 (prepared by the donor when it installed that view), with its
  * capture slots dropped before the restore and created again after it; it answers 57P03 until then, never from its
  * stale replica, then serves, and every replica ends identical with every acknowledged commit. First a site that
- * executes nothing (b), then the primary of every table (c), which the others wait for from its view's first GSN on.
+ * executes nothing (b), then the primary of the configured tables (c), which the others wait for from its view's first
+ * GSN on. Then membership under the write-set policy: a fourth site d is added under load, transfers the same way, and
+ * becomes the primary of table x (spread by hash: a's among three sites, d's among four, switched at the change's GSN
+ * everywhere); then it is removed again and x goes back to a.
  */
 class WriteSetRejoinTest {
     @Test
@@ -36,12 +39,14 @@ class WriteSetRejoinTest {
                 st.execute("CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL)");
                 st.execute("INSERT INTO t SELECT g, 0 FROM generate_series(1, 10) g");
                 st.execute("CREATE TABLE h (id text PRIMARY KEY)");
+                st.execute("CREATE TABLE x (id text PRIMARY KEY)");
             }
             Set<String> acked = ConcurrentHashMap.newKeySet();
             crashAndRestartUnderLoad(c, 1, acked, seed);       // b: executes nothing (c is every table's primary)
             crashAndRestartUnderLoad(c, 2, acked, seed + 1);   // c: the executor
+            addAndRemoveUnderLoad(c, acked);
             c.awaitQuiescent();
-            assertThat(c.check().values()).containsOnly("same");
+            assertThat(c.check(List.of(0, 1, 2)).values()).containsOnly("same");
             for (int i = 0; i < 3; i++) {
                 try (Connection x = c.pgs.get(i).connect(); Statement st = x.createStatement(); ResultSet rs = st.executeQuery("SELECT id FROM h")) {
                     Set<String> present = new java.util.HashSet<>();
@@ -56,6 +61,90 @@ class WriteSetRejoinTest {
             }
             assertThat(acked.size()).isGreaterThan(50);
         }
+    }
+
+    private static void addAndRemoveUnderLoad(TestCluster c, Set<String> acked) throws Exception {
+        for (int i = 0; i < 3; i++) assertThat(c.site(i).engine().policy().primaryOf("public.x")).isEqualTo("a");
+        AtomicBoolean stop = new AtomicBoolean();
+        Thread writer = memberWriter(c, acked, stop, "added-");
+        Thread.sleep(500);
+        try (Connection x = c.connect(0); Statement st = x.createStatement(); ResultSet rs = st.executeQuery("SHOW wanrep.sites add d")) {
+            rs.next();
+            assertThat(rs.getString(1)).isEqualTo("a,b,c,d");
+        }
+        for (int i = 0; i < 3; i++) assertThat(c.site(i).engine().policy().primaryOf("public.x")).as("x's primary at %s", c.sites.get(i)).isEqualTo("d");
+        int before = acked.size();
+        Site d = c.addSite("d");
+        long end = System.nanoTime() + 60_000_000_000L;
+        boolean served = false;
+        while (!served && System.nanoTime() < end) {
+            try (Connection x = c.connect(3); Statement st = x.createStatement(); ResultSet rs = st.executeQuery("SELECT count(*) FROM h")) {
+                rs.next();
+                assertThat(rs.getInt(1)).as("site d answered from a stale replica").isGreaterThanOrEqualTo(before);
+                served = true;
+            } catch (SQLException e) {
+                assertThat(e.getSQLState()).as(e.getMessage()).isIn("57P03", "08006", "57P01", "3D000", "42P01");
+                Thread.sleep(20);
+            }
+        }
+        assertThat(served).as("site d serves").isTrue();
+        assertThat(d.engine().lastTransfer()).as("the new site got a copy of another site's replica").isNotNull();
+        assertThat(d.engine().policy().primaryOf("public.x")).isEqualTo("d");
+        try (Connection x = c.connect(3); Statement st = x.createStatement()) {
+            st.execute("INSERT INTO x VALUES ('at-d')");
+            st.execute("INSERT INTO h VALUES ('at-d')");
+            acked.add("at-d");
+        }
+        Thread.sleep(500);
+        stop.set(true);
+        writer.join();
+        c.awaitQuiescent();
+        assertThat(c.check().values()).as("four replicas").containsOnly("same");
+        AtomicBoolean stop2 = new AtomicBoolean();
+        Thread writer2 = memberWriter(c, acked, stop2, "removed-");
+        Thread.sleep(500);
+        // removed again: d stops by itself at its removal, x goes back to a, the others go on
+        try (Connection x = c.connect(0); Statement st = x.createStatement(); ResultSet rs = st.executeQuery("SHOW wanrep.sites remove d")) {
+            rs.next();
+            assertThat(rs.getString(1)).isEqualTo("a,b,c");
+        }
+        String reason = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            try {
+                return d.awaitStopped();
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        }).get(30, java.util.concurrent.TimeUnit.SECONDS);
+        assertThat(reason).contains("removed from the cluster");
+        c.stopped(3);
+        for (int i = 0; i < 3; i++) assertThat(c.site(i).engine().policy().primaryOf("public.x")).isEqualTo("a");
+        Thread.sleep(500);
+        stop2.set(true);
+        writer2.join();
+        try (Connection x = c.pgs.get(0).connect(); Statement st = x.createStatement(); ResultSet rs = st.executeQuery("SELECT id FROM x")) {
+            Set<String> present = new java.util.HashSet<>();
+            while (rs.next()) present.add(rs.getString(1));
+            assertThat(present).as("x at a").contains("at-d");
+        }
+    }
+
+    /** Inserts at b into x (executed by x's primary) and h (by c), one autocommit request each. */
+    private static Thread memberWriter(TestCluster c, Set<String> acked, AtomicBoolean stop, String prefix) {
+        return Thread.ofPlatform().start(() -> {
+            int n = 0;
+            while (!stop.get()) {
+                try (Connection x = c.connect(1); Statement st = x.createStatement()) {
+                    while (!stop.get()) {
+                        String id = prefix + n++;
+                        st.execute("INSERT INTO x VALUES ('" + id + "')");
+                        st.execute("INSERT INTO h VALUES ('" + id + "')");
+                        acked.add(id);
+                    }
+                } catch (SQLException e) {
+                    try { Thread.sleep(100); } catch (InterruptedException x) { return; }
+                }
+            }
+        });
     }
 
     /** Conflicting updates from every running site; site {@code k} crashes mid-load and starts again while the others go on. */
