@@ -965,6 +965,9 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         List<Txn> ts = new ArrayList<>(txns.values());
         ts.sort((a, b) -> Long.compare(b.gsn, a.gsn));
         for (Txn t : ts) {
+            // what it still commits here is replaced by the copy, and the others decided it without this member: its
+            // write set must not reach them (under agreed delivery they may order the same request again later)
+            t.ships = false;
             if (!t.fin || t.request.kind() != TxnRequest.Kind.AUTOCOMMIT
                     || (t.state != Txn.State.WAITING && t.state != Txn.State.AWAITING_WRITE_SET)) continue;
             LOG.info("{}: ordered in a view this site left; its outcome comes with the state transfer", t);
