@@ -968,8 +968,12 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             // what it still commits here is replaced by the copy, and the others decided it without this member: its
             // write set must not reach them (under agreed delivery they may order the same request again later)
             t.ships = false;
-            if (!t.fin || t.request.kind() != TxnRequest.Kind.AUTOCOMMIT
-                    || (t.state != Txn.State.WAITING && t.state != Txn.State.AWAITING_WRITE_SET)) continue;
+            // another site's block whose log is ordered in the new view would wait behind this transfer for ever
+            boolean block = t.request.kind() == TxnRequest.Kind.EXCLUSIVE && !t.origin && t.work == t.request
+                    && (t.state == Txn.State.WAITING || t.state == Txn.State.HELD);
+            boolean autocommit = t.request.kind() == TxnRequest.Kind.AUTOCOMMIT
+                    && (t.state == Txn.State.WAITING || t.state == Txn.State.AWAITING_WRITE_SET);
+            if (!t.fin || !(block || autocommit)) continue;
             LOG.info("{}: ordered in a view this site left; its outcome comes with the state transfer", t);
             CompletableFuture<Txn> f = waiting.remove(t.request.id());
             if (f != null) f.completeExceptionally(new IllegalStateException("site " + site
