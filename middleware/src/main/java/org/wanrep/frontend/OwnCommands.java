@@ -132,7 +132,10 @@ final class OwnCommands {
                 throw new IllegalStateException("site " + ctx.site() + " is not following the others just now: no snapshot from it");
             org.wanrep.exec.SnapshotExport.Export x;
             try {
-                x = org.wanrep.exec.SnapshotExport.prepared(ctx.engine(), ctx.backend(), Long.parseLong(at), java.time.Duration.ofSeconds(60));
+                long gsn = Long.parseLong(at);
+                // a site that joined in the same view prepared nothing: the joiner asks the next one at once
+                x = gsn > 0 && ctx.engine().catchingUp() ? org.wanrep.exec.SnapshotExport.prepared(ctx.engine(), ctx.backend(), gsn, java.time.Duration.ZERO)
+                        : org.wanrep.exec.SnapshotExport.prepared(ctx.engine(), ctx.backend(), gsn, java.time.Duration.ofSeconds(60));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 x = null;

@@ -174,9 +174,9 @@ class WriteSetRejoinTest {
                 }
             }));
         }
-        Thread.sleep(1500);
+        Thread.sleep(1000);
         c.crash(k);
-        Thread.sleep(3000);   // the others exclude it and go on
+        Thread.sleep(2000);   // the others exclude it and go on
         int before = acked.size();
         assertThat(before).isGreaterThan(0);
         Site s = c.restart(k);   // fails today: a write-set site that re-enters the primary component stops
@@ -199,7 +199,7 @@ class WriteSetRejoinTest {
         assertThat(s.engine().failure()).isNull();
         assertThat(s.engine().lastTransfer()).as("site %s took a copy of another site's replica", c.sites.get(k)).isNotNull();
         System.out.println("site " + c.sites.get(k) + ": state transfer " + s.engine().lastTransfer() + ", refused " + refused + " requests meanwhile");
-        Thread.sleep(1000);   // it takes part in the load again (its own clients' updates, and as c every table's executor)
+        Thread.sleep(500);   // it takes part in the load again (its own clients' updates, and as c every table's executor)
         stop.set(true);
         for (Thread w : writers) w.join();
     }
