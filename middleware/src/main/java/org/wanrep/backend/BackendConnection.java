@@ -36,6 +36,11 @@ public final class BackendConnection implements AutoCloseable {
     private final ResponseTracker tracker = new ResponseTracker();
     private int pid, secretKey;
     private volatile boolean broken;
+    /** When it was opened (System.nanoTime): one opened before a state transfer replaced the databases is dead. */
+    private final long openedAt = System.nanoTime();
+
+    /** When this connection was opened, as System.nanoTime. */
+    public long openedAt() { return openedAt; }
 
     private BackendConnection(WireStream io, BackendTarget target, String database) {
         this.io = io;

@@ -44,14 +44,79 @@ public final class SnapshotExport {
 
     public static Export export(ReplicationEngine engine, BackendTarget target, Duration lockTimeout) throws Exception {
         expire();
+        List<String> dbs = databases(target);
+        return exportUnder(engine, target, engine.lockAllAtBoundary(lockTimeout), dbs, TTL);
+    }
+
+    private static List<String> databases(BackendTarget target) throws SQLException {
         List<String> dbs = new ArrayList<>();
         try (Connection c = connect(target, "postgres"); Statement st = c.createStatement();
              ResultSet rs = st.executeQuery("SELECT datname FROM pg_catalog.pg_database WHERE datallowconn AND NOT datistemplate ORDER BY datname")) {
             while (rs.next()) dbs.add(rs.getString(1));
         }
+        return dbs;
+    }
+
+    /** Exports prepared for joiners at a view's first GSN - 1, by GSN (write-set policies; see {@link #prepareForJoiners}). */
+    private static final Map<PreparedKey, Export> PREPARED = new ConcurrentHashMap<>();
+    /** By engine too: sites in one process (tests) share these maps, and each prepares at the same GSN. */
+    private record PreparedKey(ReplicationEngine engine, long gsn) {}
+    /** A prepared export nobody asked for ends after this (it holds back vacuum). */
+    static final Duration PREPARED_TTL = Duration.ofMinutes(10);
+
+    /**
+     * Write-set policies: a primary view took in a member that was not in the last one, and the engine queued the
+     * all-tables lock {@code b} at the view's first GSN - 1 ({@link ReplicationEngine#snapshotsForJoiners}). Once it
+     * is granted, snapshots are exported under it and kept for the joiner ({@link #prepared}); the lock goes at once.
+     * Never blocks the caller (the delivery thread: what the lock waits for may need it).
+     */
+    public static void prepareForJoiners(ReplicationEngine engine, BackendTarget target, ReplicationEngine.Boundary b) {
+        Thread.ofVirtual().name("wanrep-joiner-snapshot").start(() -> {
+            try {
+                ReplicationEngine.Boundary granted = engine.awaitBoundary(b, Duration.ofMinutes(10));
+                List<String> dbs;
+                try {
+                    dbs = databases(target);
+                } catch (SQLException | RuntimeException e) {
+                    engine.unlockLocal(granted.lock());
+                    throw e;
+                }
+                Export x = exportUnder(engine, target, granted, dbs, PREPARED_TTL);
+                PREPARED.put(new PreparedKey(engine, x.gsn()), x);
+            } catch (Exception e) {
+                engine.unlockLocal(b.lock());   // never left holding every table
+                LOG.warn("state transfer: could not prepare snapshots at GSN {} for a joining site: {}", b.gsn(), e.toString());
+            }
+        });
+    }
+
+    /**
+     * The export prepared for joiners at {@code gsn}, waiting up to {@code wait} for it (it may still be queued); null if
+     * none. At GSN 0 none is prepared (a joiner at GSN 1 rarely needs one): one is taken now, if nothing was ordered yet.
+     */
+    public static Export prepared(ReplicationEngine engine, BackendTarget target, long gsn, Duration wait) throws Exception {
+        if (gsn == 0) {
+            Export x = export(engine, target, wait);
+            if (x.gsn() == 0) return x;
+            release(x.token());
+            return null;
+        }
+        long until = System.nanoTime() + wait.toNanos();
+        while (true) {
+            expire();
+            Export x = PREPARED.get(new PreparedKey(engine, gsn));
+            // taken: from now on it lives as long as any export (the joiner's pg_dump may take long), until released
+            if (x != null && HELD.computeIfPresent(x.token(), (k, h) -> new Held(h.connections(), System.nanoTime() + TTL.toNanos())) != null)
+                return x;
+            if (System.nanoTime() > until) return null;
+            Thread.sleep(20);
+        }
+    }
+
+    private static Export exportUnder(ReplicationEngine engine, BackendTarget target, ReplicationEngine.Boundary b, List<String> dbs, Duration ttl)
+            throws Exception {
         List<Connection> held = new ArrayList<>();
         List<Snapshot> snaps = new ArrayList<>();
-        ReplicationEngine.Boundary b = engine.lockAllAtBoundary(lockTimeout);
         try {
             for (String db : dbs) {
                 Connection c = connect(target, db);
@@ -78,7 +143,7 @@ public final class SnapshotExport {
             engine.unlockLocal(b.lock());
         }
         String token = java.util.UUID.randomUUID().toString();
-        HELD.put(token, new Held(held, System.nanoTime() + TTL.toNanos()));
+        HELD.put(token, new Held(held, System.nanoTime() + ttl.toNanos()));
         LOG.info("state transfer: snapshots of {} databases at GSN {} exported ({})", snaps.size(), b.gsn(), token);
         return new Export(token, b.gsn(), snaps);
     }
@@ -86,6 +151,7 @@ public final class SnapshotExport {
     /** The joiner has its copy: the snapshots' transactions end. */
     public static boolean release(String token) {
         Held h = HELD.remove(token);
+        PREPARED.values().removeIf(x -> x.token().equals(token));
         if (h == null) return false;
         for (Connection c : h.connections()) close(c);
         return true;
@@ -95,6 +161,7 @@ public final class SnapshotExport {
         long now = System.nanoTime();
         HELD.entrySet().removeIf(e -> {
             if (now - e.getValue().until() < 0) return false;
+            PREPARED.values().removeIf(x -> x.token().equals(e.getKey()));
             for (Connection c : e.getValue().connections()) close(c);
             return true;
         });

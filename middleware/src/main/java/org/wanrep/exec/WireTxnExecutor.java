@@ -198,6 +198,12 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
         }
     }
 
+    /** When a state transfer last replaced this replica's databases (System.nanoTime), so that older backends are dead. */
+    private volatile long replicaReplacedAt = System.nanoTime() - (1L << 62);
+
+    /** A state transfer replaced the replica's databases: every client backend opened before is dead. */
+    public void replicaReplaced() { replicaReplacedAt = System.nanoTime(); }
+
     @Override public void execute(Txn t, boolean commit, Done done) {
         Work w = work(t);
         if (outsideTransaction(t.work())) {
@@ -229,6 +235,13 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
                 return Outcome.RETRY;
             }
             if (w.conn == null) w.conn = pool.borrow(r.database(), r.role());
+            if (!w.pooled && w.conn.openedAt() - replicaReplacedAt < 0) {
+                // a client's backend opened before a state transfer dropped its database (a session that connected while
+                // the site was still transferring): a final attempt pipelines its COMMIT, and a dead socket found only
+                // then would leave the outcome unknown, so it runs on a pooled connection instead, as for any broken one
+                brokenConnection(t, w, new IOException("the client's backend was opened before a state transfer replaced the replica"));
+                return Outcome.RETRY;
+            }
             w.running = true;
             if (t.ships()) captureStarter.accept(r.database());   // before BEGIN: a slot waits for open transactions
             // before every attempt: transactions ordered before this one may have advanced them since the last

@@ -103,6 +103,55 @@ public final class WriteSetChannel implements WriteSetIo, AutoCloseable {
         return c;
     }
 
+    /**
+     * Before a state transfer replaces the replica's databases: stops every capture and applier and drops this
+     * site's slots (DROP DATABASE refuses a database with a slot; the copy's transactions, committed elsewhere,
+     * must never be shipped as this site's). Nothing of this site runs meanwhile. Idempotent (a failed transfer
+     * is tried again from another donor).
+     */
+    public synchronized void suspendForRestore() throws SQLException {
+        if (closed) throw new IllegalStateException("site " + site + " is stopped");
+        for (WriteSetCapture c : captures.values()) c.close();
+        captures.clear();
+        for (Applier a : allAppliers) {
+            try { a.applier().close(); } catch (SQLException ignored) { }
+            try { a.connection().close(); } catch (SQLException ignored) { }
+        }
+        allAppliers.clear();
+        appliers.clear();
+        // every database's slot of this site, also one an earlier run left on a database this run never captured
+        try (Connection c = connect("postgres"); Statement st = c.createStatement()) {
+            List<String> slots = new ArrayList<>();
+            try (var rs = st.executeQuery("SELECT datname FROM pg_catalog.pg_database")) {
+                while (rs.next()) slots.add(slotName(site, rs.getString(1)));
+            }
+            for (String slot : slots) dropSlotOnceInactive(c, slot);
+        }
+    }
+
+    /** After the restore: slots created again (so they start after every restored transaction) and captures restarted. */
+    public void resumeAfterRestore() throws SQLException {
+        startAll();
+    }
+
+    /** A closed capture's walsender may take a moment to end: its slot stays active until then. */
+    private static void dropSlotOnceInactive(Connection c, String slot) throws SQLException {
+        for (int attempt = 0; ; attempt++) {
+            try {
+                WriteSetCapture.dropSlot(c, slot);
+                return;
+            } catch (SQLException e) {
+                if (!"55006".equals(e.getSQLState()) || attempt >= 100) throw e;   // object_in_use: still active
+                try {
+                    Thread.sleep(100);
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    throw e;
+                }
+            }
+        }
+    }
+
     static String slotName(String site, String database) {
         return ("wanrep_" + site + "_" + database).toLowerCase(java.util.Locale.ROOT).replaceAll("[^a-z0-9_]", "_");
     }

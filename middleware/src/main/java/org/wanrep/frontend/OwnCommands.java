@@ -29,7 +29,7 @@ final class OwnCommands {
     private static final Pattern LOG_RANGE = Pattern.compile("(?is)\\s*show\\s+wanrep\\.log\\s+from\\s+(\\d+)\\s+to\\s+(\\d+)\\s+limit\\s+(\\d+)\\s*;?\\s*");
 
     /** State transfer: snapshots of this replica at a GSN for pg_dump, and their release. */
-    private static final Pattern SNAPSHOT = Pattern.compile("(?is)\\s*show\\s+wanrep\\.snapshot\\s*(?:release\\s+([0-9a-f-]+))?\\s*;?\\s*");
+    private static final Pattern SNAPSHOT = Pattern.compile("(?is)\\s*show\\s+wanrep\\.snapshot\\s*(?:release\\s+([0-9a-f-]+)|at\\s+(\\d+))?\\s*;?\\s*");
 
     private static final Pattern ISOLATE = Pattern.compile("(?is)\\s*set\\s+wanrep\\.partitioned_from\\s*(=|to)\\s*'([A-Za-z0-9_,\\- ]*)'\\s*;?\\s*");
 
@@ -46,7 +46,7 @@ final class OwnCommands {
         Matcher lr = LOG_RANGE.matcher(sql);
         if (lr.matches()) return logRange(ctx, user, Long.parseLong(lr.group(1)), Long.parseLong(lr.group(2)), Integer.parseInt(lr.group(3)));
         Matcher sn = SNAPSHOT.matcher(sql);
-        if (sn.matches()) return snapshot(ctx, user, sn.group(1));
+        if (sn.matches()) return snapshot(ctx, user, sn.group(1), sn.group(2));
         Matcher i = ISOLATE.matcher(sql);
         if (i.matches() && ctx.faultInjection() && ctx.engine().gcs() instanceof org.wanrep.gcs.jgroups.JGroupsGcs g) {
             // fault injection (testing.fault_injection = on): what this site receives from these sites is dropped
@@ -121,11 +121,30 @@ final class OwnCommands {
     }
 
     /** Rows (token, GSN, database, snapshot id) of snapshots exported at one GSN, or the release of a token's. */
-    private static Answer snapshot(SiteContext ctx, String user, String release) {
+    private static Answer snapshot(SiteContext ctx, String user, String release, String at) {
         if (user == null || !user.equals(ctx.backend().user()))
             throw new IllegalArgumentException("permission denied: only " + ctx.backend().user() + " may take wanrep snapshots");
         if (release != null)
             return new Answer("SHOW", List.of("released"), List.of(List.of(Boolean.toString(org.wanrep.exec.SnapshotExport.release(release)))));
+        if (at != null) {
+            // write-set policies: the snapshots this site prepared when the joiner's view was installed, at its first GSN - 1
+            if (ctx.engine().failure() != null)
+                throw new IllegalStateException("site " + ctx.site() + " is not following the others just now: no snapshot from it");
+            org.wanrep.exec.SnapshotExport.Export x;
+            try {
+                long gsn = Long.parseLong(at);
+                // a site that joined in the same view prepared nothing: the joiner asks the next one at once
+                x = gsn > 0 && ctx.engine().catchingUp() ? org.wanrep.exec.SnapshotExport.prepared(ctx.engine(), ctx.backend(), gsn, java.time.Duration.ZERO)
+                        : org.wanrep.exec.SnapshotExport.prepared(ctx.engine(), ctx.backend(), gsn, java.time.Duration.ofSeconds(60));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                x = null;
+            } catch (Exception e) {
+                throw new IllegalStateException("site " + ctx.site() + " could not export snapshots: " + e);
+            }
+            if (x == null) throw new IllegalStateException("site " + ctx.site() + " has no snapshot prepared at GSN " + at);
+            return snapshotRows(x);
+        }
         // any GSN will do (the joiner catches up from there), but from a replica that follows the others in order
         var engine = ctx.engine();
         if (engine.failure() != null || engine.catchingUp() || engine.acceptedView() == null)
@@ -136,6 +155,10 @@ final class OwnCommands {
         } catch (Exception e) {
             throw new IllegalStateException("site " + ctx.site() + " could not export snapshots: " + e);
         }
+        return snapshotRows(x);
+    }
+
+    private static Answer snapshotRows(org.wanrep.exec.SnapshotExport.Export x) {
         List<List<String>> rows = new ArrayList<>();
         for (var s : x.snapshots()) rows.add(List.of(x.token(), Long.toString(x.gsn()), s.database(), s.id(), s.sequences() == null ? "" : s.sequences()));
         return new Answer("SHOW", List.of("token", "gsn", "database", "snapshot", "sequences"), rows);
@@ -148,10 +171,10 @@ final class OwnCommands {
     private static Answer changeSites(SiteContext ctx, String user, boolean add, String site) {
         if (user == null || !user.equals(ctx.backend().user()))
             throw new IllegalArgumentException("permission denied: only " + ctx.backend().user() + " may add or remove sites");
-        // a new site needs a state transfer and catch-up (symmetric execution, uniform delivery); write-set
-        // policies also spread tables over the configured sites, which the running sites fixed when they started
-        if (ctx.engine().policy().kind() != org.wanrep.txn.ExecutionPolicy.Kind.SYMMETRIC || !ctx.engine().delivery().uniform())
-            throw new IllegalStateException("sites can be added and removed only under symmetric execution with safe or opt-safe delivery");
+        // a new site needs a state transfer (and, under symmetric execution, catch-up) with uniform delivery; under
+        // write-set policies every site switches the sites its executors are chosen from at the change's GSN
+        if (!ctx.engine().delivery().uniform())
+            throw new IllegalStateException("sites can be added and removed only with safe or opt-safe delivery");
         org.wanrep.gcs.Gcs gcs = ctx.engine().gcs();
         List<String> next = new ArrayList<>(gcs.sites());
         if (add ? next.contains(site) : !next.remove(site))

@@ -36,6 +36,8 @@ final class Membership implements GcsListener {
     private final Path file;   // null: not persisted (no rejoin.log_dir)
     private final GcsListener next;
     private volatile Consumer<String> onRemoved = reason -> { };
+    /** Told of every change first (the engine's execution policy: the listeners in between need not pass it on). */
+    private volatile java.util.function.BiConsumer<List<String>, Long> onChanged = (s, g) -> { };
 
     Membership(String site, Path file, GcsListener next) {
         this.site = site;
@@ -61,9 +63,12 @@ final class Membership implements GcsListener {
 
     void onRemoved(Consumer<String> c) { onRemoved = c; }
 
+    void onChanged(java.util.function.BiConsumer<List<String>, Long> c) { onChanged = c; }
+
     @Override public void sitesChanged(List<String> sites, long gsn) {
         if (file != null) write(sites, gsn);
         LOG.info("site {}: configured sites are {} from GSN {}", site, sites, gsn);
+        onChanged.accept(sites, gsn);
         next.sitesChanged(sites, gsn);
         if (!sites.contains(site)) onRemoved.accept("site " + site + " was removed from the cluster at GSN " + gsn);
     }

@@ -180,9 +180,15 @@ public final class Site implements AutoCloseable {
             });
             engine.catchUpFrom(new LogFetcher(cluster, name));
             executor.recordPositionsIn(target);
-            engine.stateTransferFrom(new StateTransfer(cluster, name, target, pool));
+            engine.stateTransferFrom(new StateTransfer(cluster, name, target, pool, null));
             engine.chooseCatchUpBy(new org.wanrep.txn.CatchUpChoice(c.getDouble("rejoin.replay_per_second"), c.getDouble("rejoin.transfer_mb_per_second")));
             engine.newSite(c.get("gcs.bootstrap").equals("off"));
+        } else {
+            // write-set policies: a site that re-enters the primary component with any history takes a state transfer
+            // (the log is never replayed: a replayed write set's executor depends on views this site did not see)
+            engine.stateTransferFrom(new StateTransfer(cluster, name, target, pool, channel));
+            engine.newSite(c.get("gcs.bootstrap").equals("off"));
+            engine.snapshotsForJoiners(b -> org.wanrep.exec.SnapshotExport.prepareForJoiners(engine, target, b));
         }
         String logDir = c.get("rejoin.log_dir");
         engine.keepLog(logDir == null || logDir.isBlank() ? org.wanrep.txn.OrderedLog.inMemory(c.getInt("rejoin.log_window"))
@@ -199,6 +205,7 @@ public final class Site implements AutoCloseable {
                 .withSecretFile(c.get("gcs.secret_file").isEmpty() ? null : java.nio.file.Path.of(c.get("gcs.secret_file")));
         FlowControl flow = new FlowControl(name, c.getInt("flow.max_backlog"), c.getInt("flow.wait_timeout_ms"), c.getInt("flow.report_interval_ms"));
         Membership membership = new Membership(name, Membership.fileIn(logDir, name), listenerWrapper.apply(flow.intercept(engine)));
+        membership.onChanged(engine::sitesChanged);   // write-set executors follow the configured sites, switched at the change's GSN
         JGroupsGcs gcs = JGroupsGcs.start(gs, membership);
         // with opt-safe too: a tentative attempt revoked in favour of a certified block, which could wait in PostgreSQL
         // on the block's prepared locks while the block waits for its rollback, is cancelled for sure (the executor's
@@ -256,6 +263,7 @@ public final class Site implements AutoCloseable {
         // a state transfer replaced every database: the tables, keys and functions the classifiers read are stale
         // (an origin's stale lock set would travel with its request to every site)
         engine.onStateTransferred(() -> {
+            executor.replicaReplaced();
             ctx.classifiers().catalogChangedEverywhere();
             org.wanrep.exec.ReplicaPosition.catalogChanged();
         });

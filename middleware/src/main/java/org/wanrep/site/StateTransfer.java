@@ -38,12 +38,15 @@ final class StateTransfer implements ReplicationEngine.StateTransferSource {
     private final String self;
     private final BackendTarget target;
     private final BackendPool pool;
+    /** Write-set policies: this site's captures, whose slots go before the restore and come back after it (else null). */
+    private final org.wanrep.exec.WriteSetChannel captures;
 
-    StateTransfer(Config cluster, String self, BackendTarget target, BackendPool pool) {
+    StateTransfer(Config cluster, String self, BackendTarget target, BackendPool pool, org.wanrep.exec.WriteSetChannel captures) {
         this.cluster = cluster;
         this.self = self;
         this.target = target;
         this.pool = pool;
+        this.captures = captures;
     }
 
     @Override public long transfer(GcsView v) throws Exception {
@@ -51,7 +54,7 @@ final class StateTransfer implements ReplicationEngine.StateTransferSource {
         for (String s : Site.sites(cluster)) {
             if (s.equals(self) || !v.sites().contains(s)) continue;
             try {
-                return transferFrom(s);
+                return transferFrom(s, v.firstGsn() - 1);
             } catch (Exception e) {
                 LOG.warn("site {}: state transfer from {} failed: {}", self, s, e.toString(), e);
                 last = e;
@@ -70,7 +73,12 @@ final class StateTransfer implements ReplicationEngine.StateTransferSource {
         }
     }
 
-    private long transferFrom(String donor) throws Exception {
+    /**
+     * Write-set policies: the copy is the one the donor prepared at {@code atGsn} (the joiner's view's first GSN - 1)
+     * when it installed that view; write sets cannot be replayed, and from that view on the joiner may be the
+     * executor the others wait for (see {@code ReplicationEngine.snapshotsForJoiners}). Otherwise any GSN will do.
+     */
+    private long transferFrom(String donor, long atGsn) throws Exception {
         long start = System.nanoTime();
         Config d = cluster.forSite(donor);
         String host = LogFetcher.reachable(d, "proxy.host");
@@ -86,7 +94,7 @@ final class StateTransfer implements ReplicationEngine.StateTransferSource {
             String token = null;
             long gsn = -1;
             Map<String, String> snapshots = new LinkedHashMap<>(), sequences = new LinkedHashMap<>();
-            try (ResultSet rs = st.executeQuery("SHOW wanrep.snapshot")) {
+            try (ResultSet rs = st.executeQuery(captures != null ? "SHOW wanrep.snapshot at " + atGsn : "SHOW wanrep.snapshot")) {
                 while (rs.next()) {
                     token = rs.getString(1);
                     gsn = Long.parseLong(rs.getString(2));
@@ -133,6 +141,7 @@ final class StateTransfer implements ReplicationEngine.StateTransferSource {
 
     /** Our databases are replaced by the donor's (and ours that it lacks are dropped). */
     private void restore(Map<String, Path> dumps) throws Exception {
+        if (captures != null) captures.suspendForRestore();   // a database with a slot cannot be dropped
         List<String> ours = new ArrayList<>();
         try (Connection c = connect("template1"); Statement st = c.createStatement()) {
             try (ResultSet rs = st.executeQuery("SELECT datname FROM pg_catalog.pg_database WHERE NOT datistemplate")) {
@@ -144,6 +153,8 @@ final class StateTransfer implements ReplicationEngine.StateTransferSource {
         for (var e : dumps.entrySet())
             run(List.of(bin("pg_restore"), "-h", target.host(), "-p", Integer.toString(target.port()), "-U", target.user(), "--create",
                     "--exit-on-error", "-d", "template1", e.getValue().toString()), target.password());
+        // slots anew, after every restored transaction: none of the copy is captured, everything this site executes later is
+        if (captures != null) captures.resumeAfterRestore();
     }
 
     private static String bin(String name) { return PgBinaries.locate().bin().resolve(name).toString(); }

@@ -40,6 +40,16 @@ public final class ExecutionPolicy {
                 throw new IllegalArgumentException("tables." + e.getKey() + ".primary: '" + e.getValue() + "' is not one of the sites " + sites);
     }
 
+    /**
+     * The same policy over the sites a configuration change set (ordered: every site switches at its GSN). A
+     * configured primary that is no longer a site gives its tables to the hash spread, alike everywhere.
+     */
+    public ExecutionPolicy withSites(List<String> newSites) {
+        Map<String, String> kept = new java.util.HashMap<>(primaries);
+        kept.values().removeIf(s -> !newSites.contains(s));
+        return new ExecutionPolicy(kind, newSites, kept);
+    }
+
     public static Kind kind(String configured) {
         return switch (configured) {
             case "symmetric" -> Kind.SYMMETRIC;

@@ -50,7 +50,8 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     private final String site;
     private final Delivery delivery;
     private final TxnExecutor executor;
-    private final ExecutionPolicy policy;
+    /** Replaced at a configuration change's GSN (sitesChanged): write-set executors follow the configured sites. */
+    private volatile ExecutionPolicy policy;
     private final WriteSetIo writeSetIo;
     /** Write sets shipped by other sites, by transaction, until applied here (they may precede the delivery). */
     private final Map<RequestId, WriteSetMessage> writeSets = new HashMap<>();
@@ -184,6 +185,18 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         this.historyMarker = m;
     }
 
+    /**
+     * Write-set policies: what a serving site does when a primary view takes in a member that was not in its last
+     * one. The joiner cannot replay write sets, and from the view's first GSN F on it may be an executor itself (a
+     * table's primary) that the others wait for, so a snapshot taken later could wait for the joiner for ever: this
+     * site queues an all-tables lock at exactly F-1 (on the delivery thread, before any delivery of the view) and
+     * {@code s} exports snapshots under it for the joiner ({@code exec.SnapshotExport.prepareForJoiners}).
+     */
+    public void snapshotsForJoiners(java.util.function.Consumer<Boundary> s) { this.joinerSnapshots = s; }
+    private volatile java.util.function.Consumer<Boundary> joinerSnapshots;
+    /** The members of the last primary view this member was in (delivery thread; null before the first). */
+    private List<String> lastPrimaryMembers;
+
     /** A site whose gap the logs do not cover (or whose replica is new) transfers state from {@code s}. */
     public void stateTransferFrom(StateTransferSource s) { this.stateTransfer = s; }
 
@@ -270,6 +283,16 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
 
     /** The execution policy ({@code execution} setting). */
     public ExecutionPolicy policy() { return policy; }
+
+    /**
+     * The configured sites changed at {@code gsn} (delivery thread, before that change's ordered delivery; for a
+     * joiner, the set in force when it joined): transactions finally delivered from now on name their executor
+     * among these sites; earlier ones keep the policy of their delivery, so every site names the same executor
+     * whenever it grants them.
+     */
+    @Override public synchronized void sitesChanged(List<String> sites, long gsn) {
+        policy = policy.withSites(sites);
+    }
     public Delivery delivery() { return delivery; }
 
     /**
@@ -574,6 +597,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             t.gsn = gsn;
             unfinished.add(gsn);
             t.deliveryMembers = view.members();
+            t.deliveryPolicy = policy;
             t.fin = true;
             t.phases.finalDelivered = System.nanoTime();
             locks.enqueueFinal(r.id(), r.tables());
@@ -582,6 +606,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             t.gsn = gsn;
             unfinished.add(gsn);
             t.deliveryMembers = view.members();
+            t.deliveryPolicy = policy;
             t.fin = true;
             t.phases.finalDelivered = System.nanoTime();
             locks.makeFinal(r.id());
@@ -702,6 +727,13 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             unrecordedHistory = false;
         }
         sawPrimary = true;
+        java.util.function.Consumer<Boundary> js = joinerSnapshots;
+        // (not before anything was ordered: a site that starts a moment after the others formed the group joins at GSN 1
+        // and mostly needs no copy; one that does gets a snapshot taken when asked, see exec.SnapshotExport.prepared)
+        if (!v.joined() && js != null && lastPrimaryMembers != null && policy.kind() != ExecutionPolicy.Kind.SYMMETRIC
+                && v.firstGsn() > 1 && !lastPrimaryMembers.containsAll(v.members()))
+            js.accept(queueBoundary());   // every delivery of the last view is ordered here, none of this one: GSN F-1
+        lastPrimaryMembers = v.members();
         OrderedLog l = log;
         if (!v.joined() && l != null && v.firstGsn() <= l.last()) l.clear();   // a new history (below): the old log means nothing
         if (!v.joined() && recordPositions && v.firstGsn() <= lastGsn) {
@@ -717,7 +749,16 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         // agreed delivery is not uniform: what this member delivered last (e.g. as a cut-off sequencer) may not be
         // what the others ordered at the same GSNs, so its replica is replaced by a serving site's copy first
         boolean replace = v.joined() && !delivery.uniform() && lastGsn > 0 && stateTransfer != null;
-        if (v.joined() && (v.firstGsn() > lastGsn + 1 || replace) && catchUpSource != null && (delivery.uniform() || replace)
+        // write-set policies record no position and cannot replay the log (a replayed write set's executor depends on
+        // views this member did not see): back in the primary component with any history, or new, it takes a copy at
+        // exactly the view's first GSN - 1, prepared for it by the serving sites (see snapshotsForJoiners)
+        boolean writeSetTransfer = v.joined() && policy.kind() != ExecutionPolicy.Kind.SYMMETRIC && stateTransfer != null
+                && (lastGsn > 0 || unrecordedHistory || newSite || v.firstGsn() > 1);
+        if (writeSetTransfer) {
+            replace = true;
+            catchUp(v, true);
+            if (failure != null) return;
+        } else if (v.joined() && (v.firstGsn() > lastGsn + 1 || replace) && catchUpSource != null && (delivery.uniform() || replace)
                 && policy.kind() == ExecutionPolicy.Kind.SYMMETRIC && recordPositions) {
             catchUp(v, replace);
             if (failure != null) return;
@@ -846,7 +887,8 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         catchingUp = true;
         long start = System.nanoTime(), from = lastGsn;
         LOG.info("site {} re-entered the primary component at GSN {} with its replica at GSN {}: {}",
-                site, v.firstGsn(), lastGsn, replace ? "state transfer (" + delivery.label() + " delivery is not uniform)"
+                site, v.firstGsn(), lastGsn, policy.kind() != ExecutionPolicy.Kind.SYMMETRIC ? "state transfer (" + policy.kind() + " execution)"
+                        : replace ? "state transfer (" + delivery.label() + " delivery is not uniform)"
                         : "catching up " + (target - lastGsn) + " transactions");
         try {
             boolean transferred = false;
@@ -870,6 +912,8 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
                     c.transferred(bytes, (System.nanoTime() - t0) / 1_000_000);
                 }
             }
+            if (lastGsn < target && policy.kind() != ExecutionPolicy.Kind.SYMMETRIC)
+                throw new IllegalStateException("the copy has every GSN up to " + lastGsn + " only; write sets up to " + target + " cannot be replayed");
             while (lastGsn < target && failure == null) {
                 List<OrderedLog.Entry> es;
                 try {
@@ -925,7 +969,10 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     private void transferState(GcsView v, boolean replace) throws Exception {
         synchronized (this) {
             for (Txn t : new ArrayList<>(txns.values())) if (!t.fin && t.request.kind() == TxnRequest.Kind.AUTOCOMMIT) abandon(t);
-            while (failure == null && !txns.isEmpty()) wait(100);
+            while (failure == null && !txns.isEmpty()) {
+                if (policy.kind() != ExecutionPolicy.Kind.SYMMETRIC) dropWaitingForOldViews();
+                if (!txns.isEmpty()) wait(100);
+            }
         }
         long start = System.nanoTime(), x;
         transferring = true;
@@ -951,6 +998,34 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     }
 
     private volatile CatchUp lastTransfer;
+
+    /**
+     * A write-set member back in the primary component (re-merged after a partition) may still hold transactions of
+     * its old views waiting for locks or for write sets that went to views it was not in: the copy it takes has their
+     * outcome, so they end here (their clients get an error: the outcome is the others'). Latest first, so releasing
+     * one grants nothing that is dropped next; what already runs on a backend finishes (the copy replaces it).
+     */
+    private void dropWaitingForOldViews() {
+        List<Txn> ts = new ArrayList<>(txns.values());
+        ts.sort((a, b) -> Long.compare(b.gsn, a.gsn));
+        for (Txn t : ts) {
+            // what it still commits here is replaced by the copy, and the others decided it without this member: its
+            // write set must not reach them (under agreed delivery they may order the same request again later)
+            t.ships = false;
+            // another site's block whose log is ordered in the new view would wait behind this transfer for ever
+            boolean block = t.request.kind() == TxnRequest.Kind.EXCLUSIVE && !t.origin && t.work == t.request
+                    && (t.state == Txn.State.WAITING || t.state == Txn.State.HELD);
+            boolean autocommit = t.request.kind() == TxnRequest.Kind.AUTOCOMMIT
+                    && (t.state == Txn.State.WAITING || t.state == Txn.State.AWAITING_WRITE_SET);
+            if (!t.fin || !(block || autocommit)) continue;
+            LOG.info("{}: ordered in a view this site left; its outcome comes with the state transfer", t);
+            CompletableFuture<Txn> f = waiting.remove(t.request.id());
+            if (f != null) f.completeExceptionally(new IllegalStateException("site " + site
+                    + " left the primary component after this transaction was ordered; its outcome is the other sites'"));
+            t.state = Txn.State.FAILED;
+            finish(t);
+        }
+    }
 
     /** The last state transfer: the GSN of the copy, and how long it took (null if none). */
     public CatchUp lastTransfer() { return lastTransfer; }
@@ -1144,7 +1219,8 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     /** The member that executes {@code t}: from its delivery view once final, else from the current one. */
     private String executorOf(Txn t) {
         List<String> current = view.members();
-        return policy.executor(t.request, t.fin ? t.deliveryMembers : current, current);
+        ExecutionPolicy p = t.fin && t.deliveryPolicy != null ? t.deliveryPolicy : policy;
+        return p.executor(t.request, t.fin ? t.deliveryMembers : current, current);
     }
 
     /** Applies the write set once the transaction is granted, final, and its write set is here. */
@@ -1305,14 +1381,26 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
      * ordered before it whose log comes later is included whole (its lock ends only once it committed).
      */
     public Boundary lockAllAtBoundary(java.time.Duration timeout) throws InterruptedException, java.util.concurrent.TimeoutException {
+        return awaitBoundary(queueBoundary(), timeout);
+    }
+
+    /** The all-tables lock of {@link #lockAllAtBoundary}, queued behind everything ordered so far, not waited for. */
+    private Boundary queueBoundary() {
         Object id = "snapshot-" + localSeq.incrementAndGet();
-        CompletableFuture<Void> f = new CompletableFuture<>();
-        long gsn;
         synchronized (this) {
-            localLocks.put(id, f);
-            gsn = orderedUpTo;
+            localLocks.put(id, new CompletableFuture<>());
             locks.enqueueFinal(id, TableSet.allTables());
+            return new Boundary(id, orderedUpTo);
         }
+    }
+
+    /** Waits until a queued boundary lock is granted (released again on a timeout). */
+    public Boundary awaitBoundary(Boundary b, java.time.Duration timeout) throws InterruptedException, java.util.concurrent.TimeoutException {
+        Object id = b.lock();
+        long gsn = b.gsn();
+        CompletableFuture<Void> f;
+        synchronized (this) { f = localLocks.get(id); }
+        if (f == null) throw new IllegalStateException("boundary lock " + id + " released already");
         try {
             f.get(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
             // the attempts it revoked must have put their sequences back before the snapshot is taken

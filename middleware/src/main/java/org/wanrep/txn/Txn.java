@@ -38,6 +38,8 @@ public final class Txn {
     volatile long gsn;
     /** The members of the view it was finally delivered in (the executor is chosen from them). */
     java.util.List<String> deliveryMembers;
+    /** The execution policy in force at its final delivery (the configured sites change through the total order). */
+    ExecutionPolicy deliveryPolicy;
     /** Under a write-set policy: the member that executes it (null: every site, symmetric). */
     volatile String executor;
     /** Whether this site's execution captures and ships the write set (this site is the executor). */

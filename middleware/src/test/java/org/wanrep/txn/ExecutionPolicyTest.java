@@ -61,6 +61,19 @@ class ExecutionPolicyTest {
     }
 
     @Test
+    void aConfigurationChangeSpreadsOverTheNewSitesAndDropsAPrimaryThatLeft() {
+        ExecutionPolicy pc = new ExecutionPolicy(ExecutionPolicy.Kind.PRIMARY_COPY, List.of("a", "b", "c"), Map.of("public.t", "c"));
+        ExecutionPolicy four = pc.withSites(List.of("a", "b", "c", "d"));
+        assertThat(four.kind()).isEqualTo(ExecutionPolicy.Kind.PRIMARY_COPY);
+        assertThat(pc.primaryOf("public.x")).isEqualTo("a");   // String hash of "public.x": 0 mod 3, 3 mod 4
+        assertThat(four.primaryOf("public.x")).isEqualTo("d");
+        assertThat(four.primaryOf("public.t")).isEqualTo("c");
+        ExecutionPolicy withoutC = four.withSites(List.of("a", "b", "d"));
+        assertThat(withoutC.primaryOf("public.t")).isIn("a", "b", "d");   // its configured primary left: spread by hash
+        assertThat(withoutC.primaryOf("public.t")).isEqualTo(new ExecutionPolicy(ExecutionPolicy.Kind.PRIMARY_COPY, List.of("a", "b", "d"), Map.of()).primaryOf("public.t"));
+    }
+
+    @Test
     void aPrimaryMustBeASite() {
         assertThatThrownBy(() -> new ExecutionPolicy(ExecutionPolicy.Kind.PRIMARY_COPY, SITES, Map.of("public.a", "paris")))
                 .hasMessageContaining("paris");

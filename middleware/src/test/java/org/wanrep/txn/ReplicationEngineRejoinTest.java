@@ -14,6 +14,7 @@ import java.util.Set;
 import java.util.TreeSet;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** The engine's rejoin logic with an executor that answers at once: catch-up from a log, positions, tentative work outside the primary. */
 class ReplicationEngineRejoinTest {
@@ -70,6 +71,72 @@ class ReplicationEngineRejoinTest {
         e.keepLog(log);
         e.ordered(new GcsMessage(new MsgId("b/1", 1), Delivery.SAFE, request(10, "t1")), 10);
         assertThat(log.last()).isEqualTo(10);
+    }
+
+    private static final List<String> ABC = List.of("a/1", "b/1", "c/2");
+
+    private static GcsView members(List<String> members, boolean primary, boolean joined, long firstGsn) {
+        return new GcsView(firstGsn, firstGsn, members, primary, joined, firstGsn, primary ? "a/1" : null);
+    }
+
+    /** A DML request that ships a write set under a write-set policy. */
+    private static byte[] shipped(long n, String table) {
+        return TxnRequestCodec.encode(new TxnRequest(new RequestId("a", n), TxnRequest.Kind.AUTOCOMMIT, TableSet.of(Set.of(), Set.of(table)),
+                "postgres", List.of(WireMessage.query("UPDATE " + table + " SET v = v + 1")), 0, 0, java.util.Map.of(), true, null));
+    }
+
+    /** Primary-copy with table t1's primary at a: c only applies. */
+    private static ReplicationEngine writeSetEngine(String site, Recording x) {
+        return new ReplicationEngine(site, Delivery.SAFE, x, new ExecutionPolicy(ExecutionPolicy.Kind.PRIMARY_COPY, List.of("a", "b", "c"),
+                java.util.Map.of("t1", "a")), WriteSetIo.NONE);
+    }
+
+    @Test
+    @org.junit.jupiter.api.Timeout(20)   // a leftover nobody drops would keep the transfer waiting for ever
+    void aWriteSetSiteBackInThePrimaryComponentTakesACopyAtTheViewsFirstGsnAndDropsWhatWaitedForOldViews() {
+        Recording x = new Recording();
+        ReplicationEngine e = writeSetEngine("c", x);
+        List<String> fatal = new ArrayList<>();
+        e.onFatal(fatal::add);
+        List<Long> transfers = new ArrayList<>();
+        e.stateTransferFrom(v -> {
+            transfers.add(v.firstGsn());
+            return v.firstGsn() - 1;   // the copy prepared at F-1
+        });
+        e.viewChanged(members(ABC, true, false, 1));
+        e.ordered(new GcsMessage(new MsgId("a/1", 1), Delivery.SAFE, shipped(1, "t1")), 1);   // waits for a's write set
+        assertThat(e.pending()).isEqualTo(1);
+        e.viewChanged(members(List.of("c/2"), false, false, 2));   // cut off; the others go on without it
+        e.viewChanged(members(ABC, true, true, 9));                // back: its write set went to views c was not in
+        assertThat(fatal).isEmpty();
+        assertThat(transfers).containsExactly(9L);
+        assertThat(e.lastGsn()).isEqualTo(8);
+        assertThat(e.pending()).isZero();
+        assertThat(e.lastTransfer()).isNotNull();
+        assertThat(x.calls).isEmpty();   // nothing executed or applied here: the copy has it
+        // the view's deliveries come live
+        e.ordered(new GcsMessage(new MsgId("b/1", 5), Delivery.SAFE, shipped(20, "t1")), 9);
+        assertThat(e.pending()).isEqualTo(1);
+        assertThat(fatal).isEmpty();
+    }
+
+    @Test
+    @org.junit.jupiter.api.Timeout(20)
+    void aServingWriteSetSiteQueuesASnapshotBoundaryAtTheFirstGsnMinusOneWhenAMemberJoins() throws Exception {
+        ReplicationEngine e = writeSetEngine("a", new Recording());
+        List<ReplicationEngine.Boundary> prepared = new ArrayList<>();
+        e.snapshotsForJoiners(prepared::add);
+        e.viewChanged(members(List.of("a/1", "b/1"), true, false, 1));
+        e.viewChanged(members(ABC, true, false, 1));   // nothing ordered yet: no copy prepared
+        assertThat(prepared).isEmpty();
+        for (long g = 1; g <= 3; g++) e.ordered(new GcsMessage(new MsgId("b/1", g), Delivery.SAFE, shipped(g, "t2")), g);
+        e.viewChanged(members(List.of("a/1", "b/1"), true, false, 4));   // c left: nothing to prepare
+        assertThat(prepared).isEmpty();
+        e.viewChanged(members(List.of("a/1", "b/1", "c/3"), true, false, 4));
+        assertThat(prepared).singleElement().satisfies(b -> assertThat(b.gsn()).isEqualTo(3));
+        // behind GSN 1 to 3 (waiting for their write sets), ahead of the view's own deliveries
+        assertThatThrownBy(() -> e.awaitBoundary(prepared.get(0), java.time.Duration.ofMillis(50)))
+                .isInstanceOf(java.util.concurrent.TimeoutException.class);
     }
 
     @Test
