@@ -53,15 +53,29 @@ public final class PeerBench {
             "UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid \\;",
             "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);", "");
 
+    /** Short names of the workloads, in the order they run (for {@code --workloads}). */
+    public static final List<String> WORKLOADS = List.of("select", "tpcb", "interactive", "random");
+
     private final int clients, seconds, scale;
     private final PrintStream out;
     private final Map<String, String> replicaVerdicts = new LinkedHashMap<>();
+    private final Map<String, String> wanrepSettings;
+    private final List<String> only;
 
     public PeerBench(int clients, int seconds, int scale, PrintStream out) {
+        this(clients, seconds, scale, Map.of(), WORKLOADS, out);
+    }
+
+    /** {@code wanrepSettings} override the wanrep cluster's (e.g. blocks=certify); {@code only}: names from {@link #WORKLOADS}. */
+    public PeerBench(int clients, int seconds, int scale, Map<String, String> wanrepSettings, List<String> only, PrintStream out) {
         this.clients = clients;
         this.seconds = seconds;
         this.scale = scale;
         this.out = out;
+        this.wanrepSettings = Map.copyOf(wanrepSettings);
+        for (String w : only)
+            if (!WORKLOADS.contains(w)) throw new IllegalArgumentException("unknown workload " + w + " (one of " + WORKLOADS + ")");
+        this.only = List.copyOf(only);
     }
 
     private final Map<String, String> certification = new LinkedHashMap<>();
@@ -92,8 +106,10 @@ public final class PeerBench {
             Child pgpool = pgpool(work.resolve("pgpool"), backends);
             open.add(pgpool);
             out.println("starting wanrep: 3 sites on lan, safe delivery, symmetric execution...");
-            InProcessCluster wanrep = new InProcessCluster(List.of("a", "b", "c"), "lan",
-                    Map.of("delivery", "safe", "execution", "symmetric", "pool.size", Integer.toString(Math.max(8, clients))), out);
+            Map<String, String> settings = new LinkedHashMap<>(Map.of("delivery", "safe", "execution", "symmetric", "pool.size", Integer.toString(Math.max(8, clients))));
+            settings.putAll(wanrepSettings);
+            if (!wanrepSettings.isEmpty()) out.println("wanrep settings: " + wanrepSettings);
+            InProcessCluster wanrep = new InProcessCluster(List.of("a", "b", "c"), "lan", settings, out);
             open.add(wanrep);
 
             Map<String, Integer> ports = new LinkedHashMap<>();
@@ -115,12 +131,14 @@ public final class PeerBench {
             Files.writeString(oneRequest, TPCB_ONE_REQUEST);
             Path random = work.resolve("10-updates-random-tables.sql");
             Files.writeString(random, synthetic.pgbenchUpdateScript());
-            List<Workload> workloads = List.of(
+            List<Workload> all = List.of(
                     new Workload("select-only (-S -M prepared)", List.of("-S", "-M", "prepared")),
                     // -s: a custom script's :scale is 1 unless given (all clients on one branch), where the built-in tpcb-like reads it from the tables
                     new Workload("tpcb-like, one request (\\;, simple)", List.of("-M", "simple", "-s", Integer.toString(scale), "-f", oneRequest.toString())),
                     new Workload("tpcb-like, interactive (--max-tries=10)", List.of("-b", "tpcb-like", "--max-tries=10")),
                     new Workload("10 updates, one request, random tables", List.of("-M", "simple", "-f", random.toString())));
+            List<Workload> workloads = new ArrayList<>();
+            for (int i = 0; i < all.size(); i++) if (only.contains(WORKLOADS.get(i))) workloads.add(all.get(i));
             List<Run> runs = new ArrayList<>();
             for (Workload w : workloads) {
                 for (String s : SYSTEMS) {
@@ -379,6 +397,11 @@ public final class PeerBench {
     }
 
     public static String json(List<Run> runs, int clients, int scale, int seconds, Map<String, String> replicas) throws Exception {
+        return json(runs, clients, scale, seconds, replicas, Map.of());
+    }
+
+    public static String json(List<Run> runs, int clients, int scale, int seconds, Map<String, String> replicas,
+                              Map<String, String> wanrepSettingsForJson) throws Exception {
         List<Map<String, Object>> list = new ArrayList<>();
         for (Run r : runs) {
             Map<String, Object> m = new LinkedHashMap<>();
@@ -392,6 +415,7 @@ public final class PeerBench {
         }
         Map<String, Object> top = new LinkedHashMap<>();
         top.put("benchmark", "peer-bench");
+        if (!wanrepSettingsForJson.isEmpty()) top.put("wanrep_settings", wanrepSettingsForJson);
         top.put("clients", clients);
         top.put("scale", scale);
         top.put("seconds", seconds);

@@ -16,15 +16,23 @@ public final class PeerBenchCommand implements Callable<Integer> {
     @Option(names = "--seconds", defaultValue = "20", description = "seconds per system and workload (default: ${DEFAULT-VALUE})") int seconds;
     @Option(names = "--scale", defaultValue = "10", description = "pgbench scale factor (default: ${DEFAULT-VALUE})") int scale;
     @Option(names = "--out", defaultValue = "runs/peer-bench", description = "directory for results.json and results.csv (default: ${DEFAULT-VALUE})") Path outDir;
+    @Option(names = "--set", description = "override a setting of the wanrep cluster, key=value (repeatable), e.g. blocks=certify") List<String> overrides = new java.util.ArrayList<>();
+    @Option(names = "--workloads", split = ",", description = "workloads to run, of select, tpcb, interactive, random (default: all)") List<String> workloads = PeerBench.WORKLOADS;
 
     @Override public Integer call() throws Exception {
-        PeerBench bench = new PeerBench(clients, seconds, scale, System.out);
+        java.util.Map<String, String> settings = new java.util.LinkedHashMap<>();
+        for (String o : overrides) {
+            int eq = o.indexOf('=');
+            if (eq <= 0) throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this), "--set needs key=value: " + o);
+            settings.put(o.substring(0, eq).trim(), o.substring(eq + 1).trim());
+        }
+        PeerBench bench = new PeerBench(clients, seconds, scale, settings, workloads, System.out);
         List<PeerBench.Run> runs = bench.run();
         System.out.println();
         System.out.print(PeerBench.table(runs));
         bench.replicaVerdicts().forEach((s, v) -> System.out.println("replicas of " + s + ": " + v));
         bench.certification().forEach((s, v) -> System.out.println("wanrep site " + s + ": interactive blocks " + v));
-        String json = PeerBench.json(runs, clients, scale, seconds, bench.replicaVerdicts());
+        String json = PeerBench.json(runs, clients, scale, seconds, bench.replicaVerdicts(), settings);
         Files.createDirectories(outDir);
         Files.writeString(outDir.resolve("results.json"), json + "\n");
         Files.writeString(outDir.resolve("results.csv"), PeerBench.csv(runs));

@@ -68,6 +68,8 @@ public final class ClientSession implements Runnable {
     private boolean admitted;   // holds a place of ctx.sessions()
     /** {@link SessionSettings#reads()} when {@link #settings} was last copied from it (-1: never). */
     private long settingsCopied = -1;
+    /** {@link org.wanrep.txn.ReplicationEngine#transfers()} when the backend was opened. */
+    private long transfersAtOpen;
     private InteractiveBlock block;   // the interactive block in progress, if any
     private final InteractiveBlock.Session blockSession = new BlockSession();
     private boolean discardUntilSync;
@@ -145,6 +147,10 @@ public final class ClientSession implements Runnable {
         } catch (IOException | ProtocolException e) {
             LOG.debug("session ends: {}", e.toString());
             if (e instanceof ProtocolException) sendFatal(PgError.fatal("08P01", e.getMessage()));
+            // a state transfer since the backend opened dropped its database (WITH FORCE): as PostgreSQL answers while it
+            // cannot accept connections, so the client knows to connect again (a client already gone just misses it)
+            else if (backend != null && ctx.engine().transfers() != transfersAtOpen)
+                sendFatal(PgError.fatal("57P03", "wanrep: this site's replica was replaced by a state transfer while the session was open; connect again"));
         } catch (RuntimeException e) {
             LOG.error("session failed", e);
             sendFatal(PgError.fatal("XX000", "wanrep internal error: " + e));
@@ -251,6 +257,7 @@ public final class ClientSession implements Runnable {
         forward.remove("database");
         forward.remove("replication");
         try {
+            transfersAtOpen = ctx.engine().transfers();
             backend = BackendConnection.open(as, database, forward);
         } catch (BackendException e) {
             sendFatal(e.error());

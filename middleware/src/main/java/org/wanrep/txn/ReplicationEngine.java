@@ -252,6 +252,13 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     }
 
     private volatile boolean transferring;
+    private volatile long transfers;
+
+    /**
+     * How many state transfers this site began: each replaces the replica's databases, which ends every backend
+     * open on them (a session that finds its backend gone after one tells its client so).
+     */
+    public long transfers() { return transfers; }
 
     /** Every GSN up to this one has finished here (for flow control's pacing while catching up). */
     public synchronized long finishedThrough() { return doneBelow(); }
@@ -976,6 +983,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         }
         long start = System.nanoTime(), x;
         transferring = true;
+        transfers++;   // only the delivery thread writes it
         try {
             x = stateTransfer.transfer(v);
         } finally {

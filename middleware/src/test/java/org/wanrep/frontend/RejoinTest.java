@@ -28,7 +28,8 @@ class RejoinTest {
     void aCrashedSiteStartedAgainCatchesUpUnderLoad() throws Exception {
         long seed = Long.getLong("wanrep.rejoin.seed", System.nanoTime());
         System.out.println("RejoinTest seed " + seed);
-        try (TestCluster c = new TestCluster(List.of("a", "b", "c"), "lan", Map.of("delivery", "safe"))) {
+        // replay_per_second 0: this test is about the replay from the logs (StateTransferTest covers the copy)
+        try (TestCluster c = new TestCluster(List.of("a", "b", "c"), "lan", Map.of("delivery", "safe", "rejoin.replay_per_second", "0"))) {
             try (Connection a = c.connect(0); Statement st = a.createStatement()) {
                 st.execute("CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL)");
                 st.execute("INSERT INTO t SELECT g, 0 FROM generate_series(1, 10) g");

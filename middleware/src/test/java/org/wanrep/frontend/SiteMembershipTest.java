@@ -73,6 +73,9 @@ class SiteMembershipTest {
             // only the replica's own user may change the membership
             assertThat(show(c, 0, "SHOW wanrep.sites add d")).isEqualTo("a,b,c,d");
             for (int i = 0; i < 3; i++) assertThat(c.site(i).gcs().sites()).containsExactly("a", "b", "c", "d");
+            // b writes its file on its delivery thread, maybe just after a answered
+            for (long until = System.nanoTime() + 10_000_000_000L; System.nanoTime() < until; Thread.sleep(50))
+                if (Files.exists(logs.resolve("b.sites")) && Files.readString(logs.resolve("b.sites")).endsWith("\ta,b,c,d\n")) break;
             assertThat(Files.readString(logs.resolve("b.sites"))).endsWith("\ta,b,c,d\n");
             int ackedBefore = acked.size();
             Site d = c.addSite("d");
