@@ -61,8 +61,11 @@ public final class SnapshotExport {
     private static final Map<PreparedKey, Export> PREPARED = new ConcurrentHashMap<>();
     /** By engine too: sites in one process (tests) share these maps, and each prepares at the same GSN. */
     private record PreparedKey(ReplicationEngine engine, long gsn) {}
-    /** A prepared export nobody asked for ends after this (it holds back vacuum). */
-    static final Duration PREPARED_TTL = Duration.ofMinutes(10);
+    /**
+     * A prepared export nobody asked for ends after this (it holds back vacuum): a joiner asks within seconds of
+     * its view, and every serving site prepares one for it, of which it takes one.
+     */
+    static final Duration PREPARED_TTL = Duration.ofMinutes(2);
 
     /**
      * Write-set policies: a primary view took in a member that was not in the last one, and the engine queued the
@@ -144,6 +147,20 @@ public final class SnapshotExport {
         }
         String token = java.util.UUID.randomUUID().toString();
         HELD.put(token, new Held(held, System.nanoTime() + ttl.toNanos()));
+        // expired by the clock too, not only when the next transfer comes by (there may be none for days)
+        Thread.ofVirtual().name("wanrep-snapshot-expiry").start(() -> {
+            try {
+                Thread.sleep(ttl.plusSeconds(1));
+                expire();
+                // a taken one lives on until released or its later deadline: look again then
+                while (HELD.containsKey(token)) {
+                    Thread.sleep(Duration.ofMinutes(1));
+                    expire();
+                }
+            } catch (InterruptedException ignored) {
+                // the process ends
+            }
+        });
         LOG.info("state transfer: snapshots of {} databases at GSN {} exported ({})", snaps.size(), b.gsn(), token);
         return new Export(token, b.gsn(), snaps);
     }
