@@ -400,6 +400,12 @@ public final class ClientSession implements Runnable {
                     return unit;
                 }
                 case 'S', 'H' -> {
+                    // PostgreSQL answers a Sync or Flush with a payload "invalid message format" and, for a Flush, then
+                    // ignores everything up to a Sync, a Query too: relayed, the session waited for ever on the answer to
+                    // its next request (ResourceBoundsTest.protocolFuzz seed 38728568304240). A broken client: it ends.
+                    if (m.payload().length != 0)
+                        throw new ProtocolException("invalid message format: a " + (m.kind() == 'S' ? "Sync" : "Flush") + " message with "
+                                + m.payload().length + " bytes of content");
                     unit.add(m);
                     return unit;
                 }

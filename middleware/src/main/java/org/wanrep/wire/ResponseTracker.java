@@ -59,7 +59,12 @@ public final class ResponseTracker {
             if (copyEndsAhead > 0) copyEndsAhead--;   // its data went ahead of it
             else copyIn = true;
         }
-        if (head == null) return;
+        if (head == null) {
+            // an error nothing awaited: a message that has no answer of its own failed (a Flush with a payload is
+            // "invalid message format"), and the backend now skips everything, a Query too, until a Sync
+            if (k == 'E') skippingToSync = true;
+            return;
+        }
         switch (head) {
             case QUERY -> { if (k == 'E') copyIn = false; }   // a Query ends with its ReadyForQuery only
             case SYNC -> { }                                   // e.g. an error at the implicit COMMIT
