@@ -116,6 +116,111 @@ class StateTransferTest {
                     assertThat(rs.getInt(1)).as("database other at %s", c.sites.get(i)).isEqualTo(2);
                 }
             }
+            donorCrashesMidDump(c, acked);
+        }
+    }
+
+    /**
+     * Site c needs a transfer again, and its donor, site a (first in configured order, the sequencer's
+     * site), crashes (middleware and PostgreSQL) while c's pg_dump copies from it: c takes the transfer
+     * from b, catches up and serves, never answering from a stale replica, and b and c (a primary: 2 of 3)
+     * end identical with every acknowledged commit.
+     */
+    private static void donorCrashesMidDump(TestCluster c, Set<String> acked) throws Exception {
+        c.crash(2);
+        try (Connection a = c.connect(0); Statement st = a.createStatement()) {
+            st.execute("CREATE TABLE big (id int PRIMARY KEY, pad text)");
+            // ~25 MB, so that the dump takes long enough to be caught at it
+            st.execute("INSERT INTO big SELECT g, repeat(md5(g::text), 8) FROM generate_series(1, 100000) g");
+            for (int i = 0; i < 30; i++) {   // beyond the log window of 20
+                st.execute("INSERT INTO h (id) VALUES ('away-" + i + "')");
+                acked.add("away-" + i);
+            }
+        }
+        Site donor = c.site(0);
+        org.wanrep.pg.LocalPostgres donorPg = c.pgs.get(0);
+        java.util.concurrent.atomic.AtomicLong killedAt = new java.util.concurrent.atomic.AtomicLong();
+        java.util.concurrent.atomic.AtomicReference<Throwable> killerFailed = new java.util.concurrent.atomic.AtomicReference<>();
+        // watches a's PostgreSQL for c's pg_dump, then crashes the whole site (PostgreSQL first: the dump breaks at once)
+        Thread killer = Thread.ofPlatform().start(() -> {
+            try (Connection x = donorPg.connect(); Statement st = x.createStatement()) {
+                long end = System.nanoTime() + 60_000_000_000L;
+                while (System.nanoTime() < end) {
+                    try (ResultSet rs = st.executeQuery("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'pg_dump' AND state = 'active'")) {
+                        rs.next();
+                        if (rs.getInt(1) > 0) break;
+                    }
+                    Thread.sleep(2);
+                }
+            } catch (Throwable e) {
+                killerFailed.set(e);
+                return;
+            }
+            try {
+                donorPg.crash();
+                donor.crash();
+                killedAt.set(System.nanoTime());
+            } catch (Throwable e) {
+                killerFailed.set(e);
+            }
+        });
+        AtomicBoolean stop = new AtomicBoolean();
+        Thread writer = Thread.ofPlatform().start(() -> {   // load at b throughout
+            int n = 0;
+            while (!stop.get()) {
+                try (Connection x = c.connect(1); Statement st = x.createStatement()) {
+                    while (!stop.get()) {
+                        String id = "donor-dies-" + n++;
+                        st.execute("INSERT INTO h (id) VALUES ('" + id + "')");
+                        acked.add(id);
+                    }
+                } catch (SQLException e) {
+                    try { Thread.sleep(100); } catch (InterruptedException x) { return; }
+                }
+            }
+        });
+        Thread.sleep(300);
+        int ackedBefore = acked.size();
+        long started = System.nanoTime();
+        Site s = c.restart(2);
+        long end = System.nanoTime() + 60_000_000_000L;
+        boolean served = false;
+        while (!served && System.nanoTime() < end) {
+            try (Connection x = c.connect(2); Statement st = x.createStatement(); ResultSet rs = st.executeQuery("SELECT count(*) FROM h")) {
+                rs.next();
+                assertThat(rs.getInt(1)).as("site c answered from a stale replica").isGreaterThanOrEqualTo(ackedBefore);
+                served = true;
+            } catch (SQLException e) {
+                assertThat(e.getSQLState()).as(e.getMessage()).isIn("57P03", "08006", "57P01", "3D000");
+                Thread.sleep(50);
+            }
+        }
+        killer.join(60_000);
+        assertThat(killerFailed.get()).isNull();
+        assertThat(killedAt.get()).as("c's pg_dump was seen at a and a crashed").isNotZero();
+        c.stopped(0);
+        assertThat(served).as("site c serves again after its donor crashed: " + s.engine().describe()).isTrue();
+        assertThat(s.engine().lastTransfer()).isNotNull();
+        System.out.printf("donor crashed %d ms after c started; c served %d ms after its start; transfer %s%n",
+                (killedAt.get() - started) / 1_000_000, (System.nanoTime() - started) / 1_000_000, s.engine().lastTransfer());
+        try (Connection x = c.connect(2); Statement st = x.createStatement()) {
+            st.execute("INSERT INTO h (id) VALUES ('after-donor')");
+            acked.add("after-donor");
+        }
+        Thread.sleep(300);
+        stop.set(true);
+        writer.join();
+        assertThat(c.check(List.of(1, 2)).values()).containsOnly("same");
+        for (int i = 1; i < 3; i++) {
+            try (Connection x = c.pgs.get(i).connect(); Statement st = x.createStatement(); ResultSet rs = st.executeQuery("SELECT id FROM h")) {
+                Set<String> present = new java.util.HashSet<>();
+                while (rs.next()) present.add(rs.getString(1));
+                assertThat(present).as("replica %s", c.sites.get(i)).containsAll(acked);
+            }
+            try (Connection x = c.pgs.get(i).connect(); Statement st = x.createStatement(); ResultSet rs = st.executeQuery("SELECT count(*) FROM big")) {
+                rs.next();
+                assertThat(rs.getInt(1)).as("big at %s", c.sites.get(i)).isEqualTo(100_000);
+            }
         }
     }
 
