@@ -75,7 +75,7 @@ class StateTransferTest {
                     assertThat(e.getSQLState()).as(e.getMessage()).isIn("57P03", "08006", "57P01", "3D000");
                 }
             }
-            assertThat(served).isTrue();
+            assertThat(served).as("site c serves again: " + s.engine().describe()).isTrue();
             assertThat(s.engine().lastTransfer()).as("site c got a copy of another site's replica").isNotNull();
             System.out.println("state transfer: " + s.engine().lastTransfer() + ", then catch-up " + s.engine().lastCatchUp());
             // c's classifier read its catalog before the transfer (the reads refused above were classified first):
@@ -116,48 +116,58 @@ class StateTransferTest {
                     assertThat(rs.getInt(1)).as("database other at %s", c.sites.get(i)).isEqualTo(2);
                 }
             }
-            donorCrashesMidDump(c, acked);
+            // c needs a transfer again and its donor a (first in configured order, the sequencer's site) crashes
+            // while c's pg_dump copies database postgres (the last; ~10 MB): first a's middleware alone, whose
+            // snapshot the dump had already imported, so the copy is complete and kept; then, with a back,
+            // the whole of site a, so c must take the transfer from b
+            donorCrashesMidDump(c, acked, false);
+            Site a = c.restart(0);
+            awaitServing(c, 0);
+            assertThat(a.engine().lastTransfer()).as("a was away beyond the log window").isNotNull();
+            donorCrashesMidDump(c, acked, true);
         }
     }
 
     /**
-     * Site c needs a transfer again, and its donor, site a (first in configured order, the sequencer's
-     * site), crashes (middleware and PostgreSQL) while c's pg_dump copies from it: c takes the transfer
-     * from b, catches up and serves, never answering from a stale replica, and b and c (a primary: 2 of 3)
-     * end identical with every acknowledged commit.
+     * Crashes site c, writes beyond the log window, starts c again, and crashes its donor a while c's pg_dump
+     * of database postgres runs there ({@code wholeSite}: PostgreSQL, immediate shutdown, then the middleware;
+     * else the middleware only). c must serve again, never answering from a stale replica, and b and c (a
+     * primary: 2 of 3) end identical with every acknowledged commit.
      */
-    private static void donorCrashesMidDump(TestCluster c, Set<String> acked) throws Exception {
+    private static void donorCrashesMidDump(TestCluster c, Set<String> acked, boolean wholeSite) throws Exception {
+        String round = wholeSite ? "site" : "mw";
         c.crash(2);
         try (Connection a = c.connect(0); Statement st = a.createStatement()) {
-            st.execute("CREATE TABLE big (id int PRIMARY KEY, pad text)");
-            // ~25 MB, so that the dump takes long enough to be caught at it
-            st.execute("INSERT INTO big SELECT g, repeat(md5(g::text), 8) FROM generate_series(1, 100000) g");
+            if (!wholeSite) {   // ~10 MB, so that the dump takes long enough to be caught at it
+                st.execute("CREATE TABLE big (id int PRIMARY KEY, pad text)");
+                st.execute("INSERT INTO big SELECT g, repeat(md5(g::text), 8) FROM generate_series(1, 40000) g");
+            }
             for (int i = 0; i < 30; i++) {   // beyond the log window of 20
-                st.execute("INSERT INTO h (id) VALUES ('away-" + i + "')");
-                acked.add("away-" + i);
+                st.execute("INSERT INTO h (id) VALUES ('away-" + round + i + "')");
+                acked.add("away-" + round + i);
             }
         }
         Site donor = c.site(0);
         org.wanrep.pg.LocalPostgres donorPg = c.pgs.get(0);
         java.util.concurrent.atomic.AtomicLong killedAt = new java.util.concurrent.atomic.AtomicLong();
         java.util.concurrent.atomic.AtomicReference<Throwable> killerFailed = new java.util.concurrent.atomic.AtomicReference<>();
-        // watches a's PostgreSQL for c's pg_dump, then crashes the whole site (PostgreSQL first: the dump breaks at once)
+        long exportsBefore = org.wanrep.exec.SnapshotExport.exports();
+        // watches a's PostgreSQL for c's pg_dump of database postgres, then crashes a (PostgreSQL first: the dump breaks at once)
         Thread killer = Thread.ofPlatform().start(() -> {
-            try (Connection x = donorPg.connect(); Statement st = x.createStatement()) {
-                long end = System.nanoTime() + 60_000_000_000L;
-                while (System.nanoTime() < end) {
-                    try (ResultSet rs = st.executeQuery("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'pg_dump' AND state = 'active'")) {
-                        rs.next();
-                        if (rs.getInt(1) > 0) break;
-                    }
-                    Thread.sleep(2);
-                }
-            } catch (Throwable e) {
-                killerFailed.set(e);
-                return;
-            }
             try {
-                donorPg.crash();
+                try (Connection x = donorPg.connect(); Statement st = x.createStatement()) {
+                    long end = System.nanoTime() + 60_000_000_000L;
+                    while (true) {
+                        try (ResultSet rs = st.executeQuery("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'pg_dump'"
+                                + " AND datname = 'postgres' AND state = 'active'")) {
+                            rs.next();
+                            if (rs.getInt(1) > 0) break;
+                        }
+                        if (System.nanoTime() > end) throw new AssertionError("no pg_dump seen at a within 60 s");
+                        Thread.sleep(2);
+                    }
+                }
+                if (wholeSite) donorPg.crash();
                 donor.crash();
                 killedAt.set(System.nanoTime());
             } catch (Throwable e) {
@@ -170,7 +180,7 @@ class StateTransferTest {
             while (!stop.get()) {
                 try (Connection x = c.connect(1); Statement st = x.createStatement()) {
                     while (!stop.get()) {
-                        String id = "donor-dies-" + n++;
+                        String id = "donor-" + round + "-" + n++;
                         st.execute("INSERT INTO h (id) VALUES ('" + id + "')");
                         acked.add(id);
                     }
@@ -197,15 +207,17 @@ class StateTransferTest {
         }
         killer.join(60_000);
         assertThat(killerFailed.get()).isNull();
-        assertThat(killedAt.get()).as("c's pg_dump was seen at a and a crashed").isNotZero();
+        assertThat(killedAt.get()).as("a crashed").isNotZero();
         c.stopped(0);
         assertThat(served).as("site c serves again after its donor crashed: " + s.engine().describe()).isTrue();
         assertThat(s.engine().lastTransfer()).isNotNull();
-        System.out.printf("donor crashed %d ms after c started; c served %d ms after its start; transfer %s%n",
+        System.out.printf("donor %s crashed %d ms after c started; c served %d ms after its start; transfer %s%n", wholeSite ? "site" : "middleware",
                 (killedAt.get() - started) / 1_000_000, (System.nanoTime() - started) / 1_000_000, s.engine().lastTransfer());
+        if (!wholeSite)   // a's copy was complete: not thrown away and taken again from b
+            assertThat(org.wanrep.exec.SnapshotExport.exports() - exportsBefore).as("snapshot exports for c's transfer").isEqualTo(1);
         try (Connection x = c.connect(2); Statement st = x.createStatement()) {
-            st.execute("INSERT INTO h (id) VALUES ('after-donor')");
-            acked.add("after-donor");
+            st.execute("INSERT INTO h (id) VALUES ('after-donor-" + round + "')");
+            acked.add("after-donor-" + round);
         }
         Thread.sleep(300);
         stop.set(true);
@@ -219,7 +231,21 @@ class StateTransferTest {
             }
             try (Connection x = c.pgs.get(i).connect(); Statement st = x.createStatement(); ResultSet rs = st.executeQuery("SELECT count(*) FROM big")) {
                 rs.next();
-                assertThat(rs.getInt(1)).as("big at %s", c.sites.get(i)).isEqualTo(100_000);
+                assertThat(rs.getInt(1)).as("big at %s", c.sites.get(i)).isEqualTo(40_000);
+            }
+        }
+    }
+
+    /** Waits (at most 60 s) until site i answers a query. */
+    private static void awaitServing(TestCluster c, int i) throws Exception {
+        long end = System.nanoTime() + 60_000_000_000L;
+        while (true) {
+            try (Connection x = c.connect(i); Statement st = x.createStatement(); ResultSet rs = st.executeQuery("SELECT count(*) FROM h")) {
+                rs.next();
+                return;
+            } catch (SQLException e) {
+                if (System.nanoTime() > end) throw e;
+                Thread.sleep(50);
             }
         }
     }
