@@ -75,6 +75,7 @@ class StateTransferTest {
                     assertThat(e.getSQLState()).as(e.getMessage()).isIn("57P03", "08006", "57P01", "3D000");
                 }
             }
+            if (!served) printSessions(c, 2);
             assertThat(served).as("site c serves again: " + s.engine().describe()).isTrue();
             assertThat(s.engine().lastTransfer()).as("site c got a copy of another site's replica").isNotNull();
             System.out.println("state transfer: " + s.engine().lastTransfer() + ", then catch-up " + s.engine().lastCatchUp());
@@ -183,9 +184,12 @@ class StateTransferTest {
                         String id = "donor-" + round + "-" + n++;
                         st.execute("INSERT INTO h (id) VALUES ('" + id + "')");
                         acked.add(id);
+                        Thread.sleep(5);   // load, not a flood: the joiner's catch-up need not take long
                     }
                 } catch (SQLException e) {
                     try { Thread.sleep(100); } catch (InterruptedException x) { return; }
+                } catch (InterruptedException e) {
+                    return;
                 }
             }
         });
@@ -233,6 +237,21 @@ class StateTransferTest {
                 rs.next();
                 assertThat(rs.getInt(1)).as("big at %s", c.sites.get(i)).isEqualTo(40_000);
             }
+        }
+    }
+
+    /** What replica i's sessions are doing (for a site that does not serve again in time). */
+    private static void printSessions(TestCluster c, int i) {
+        try (Connection x = c.pgs.get(i).connect(); Statement st = x.createStatement();
+             ResultSet rs = st.executeQuery("SELECT pid, datname, application_name, state, wait_event_type, wait_event, backend_xid,"
+                     + " pg_blocking_pids(pid), left(query, 120) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()")) {
+            while (rs.next()) {
+                StringBuilder b = new StringBuilder("DEBUG session");
+                for (int k = 1; k <= 9; k++) b.append(" | ").append(rs.getString(k));
+                System.out.println(b);
+            }
+        } catch (SQLException e) {
+            System.out.println("DEBUG sessions: " + e);
         }
     }
 
