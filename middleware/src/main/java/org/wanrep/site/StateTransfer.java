@@ -97,7 +97,8 @@ final class StateTransfer implements ReplicationEngine.StateTransferSource {
         // ordered so far, as a log fetch does (LogFetcher: 60 s)
         p.setProperty("socketTimeout", Integer.toString(DONOR_TIMEOUT_SECONDS));
         p.setProperty("ApplicationName", "wanrep-state-transfer-" + self);
-        Path dir = Files.createTempDirectory("wanrep-transfer-" + self);
+        removeLeftovers();
+        Path dir = Files.createTempDirectory(Files.createDirectories(tempBase()), tempPrefix());
         try (Connection c = DriverManager.getConnection("jdbc:postgresql://" + host + ":" + d.getInt("proxy.port") + "/postgres", p);
              Statement st = c.createStatement()) {
             String token = null;
@@ -155,11 +156,35 @@ final class StateTransfer implements ReplicationEngine.StateTransferSource {
                     (System.nanoTime() - start) / 1_000_000, gsn);
             return gsn;
         } finally {
-            try (var fs = Files.list(dir)) {
-                for (Path f : fs.toList()) Files.deleteIfExists(f);
-            }
-            Files.deleteIfExists(dir);
+            deleteDir(dir);
         }
+    }
+
+    /** The site's own directory (rejoin.log_dir) if it has one: on its disk, not a maybe small /tmp. */
+    private Path tempBase() {
+        String d = cluster.forSite(self).get("rejoin.log_dir");
+        return Path.of(d != null ? d : System.getProperty("java.io.tmpdir"));
+    }
+
+    /** This site's transfer directories (one process per site of a cluster: no other transfer uses them). */
+    private String tempPrefix() {
+        return "wanrep-transfer-" + (cluster.get("cluster.name") + "-" + self).replaceAll("[^A-Za-z0-9_.-]", "_") + "-";
+    }
+
+    /** A joiner that died mid-transfer left its dumps (a whole database each): its next transfer removes them. */
+    private void removeLeftovers() {
+        try (var ds = Files.newDirectoryStream(tempBase(), tempPrefix() + "*")) {
+            for (Path d : ds) deleteDir(d);
+        } catch (java.io.IOException e) {
+            LOG.warn("site {}: could not remove an earlier transfer's files: {}", self, e.toString());
+        }
+    }
+
+    private static void deleteDir(Path dir) throws java.io.IOException {
+        try (var fs = Files.list(dir)) {
+            for (Path f : fs.toList()) Files.deleteIfExists(f);
+        }
+        Files.deleteIfExists(dir);
     }
 
     /**
