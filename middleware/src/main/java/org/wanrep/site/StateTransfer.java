@@ -151,6 +151,8 @@ final class StateTransfer implements ReplicationEngine.StateTransferSource {
             }
             ReplicaPosition.prepare(target);
             ReplicaPosition.markDone(target, gsn);
+            Path mark = unfinishedMark(cluster.forSite(self).get("rejoin.log_dir"), self);
+            if (mark != null) Files.deleteIfExists(mark);   // the replica is whole again and says so itself
             pool.renew("postgres");
             LOG.info("site {}: state transfer from {} done in {} ms: the replica has every GSN up to {}", self, donor,
                     (System.nanoTime() - start) / 1_000_000, gsn);
@@ -197,8 +199,42 @@ final class StateTransfer implements ReplicationEngine.StateTransferSource {
                 + " keepalives=1 keepalives_idle=10 keepalives_interval=5 keepalives_count=3 tcp_user_timeout=30000";
     }
 
+    /**
+     * Where a joiner marks that it is replacing its databases ({@code SITE.transfer} in {@code rejoin.log_dir};
+     * null without one): from the first drop until "everything up to g" is recorded the replica is neither
+     * the old one nor the copy, while the position rows of the databases already restored claim about g.
+     */
+    static Path unfinishedMark(String logDir, String site) {
+        return logDir == null || logDir.isBlank() ? null : Path.of(logDir).resolve(site + ".transfer");
+    }
+
+    /**
+     * At start: whether this site died mid-restore (its mark is there). Then nothing its replica records can
+     * be trusted, and database postgres, which the site needs to start, may be missing: created empty (the
+     * state transfer the site takes at once replaces it).
+     */
+    static boolean unfinished(String logDir, String site, BackendTarget target) throws java.sql.SQLException {
+        Path mark = unfinishedMark(logDir, site);
+        if (mark == null || !Files.exists(mark)) return false;
+        LOG.warn("site {}: it died while replacing its databases by a state transfer ({}): its replica is not trusted, it takes a state transfer", site, mark);
+        try (Connection c = target.jdbc("template1", "wanrep-state-transfer-" + site); Statement st = c.createStatement();
+             ResultSet rs = st.executeQuery("SELECT 1 FROM pg_catalog.pg_database WHERE datname = 'postgres'")) {
+            if (!rs.next()) st.execute("CREATE DATABASE postgres");
+        }
+        return true;
+    }
+
     /** Our databases are replaced by the donor's (and ours that it lacks are dropped). */
     private void restore(Map<String, Path> dumps) throws Exception {
+        Path mark = unfinishedMark(cluster.forSite(self).get("rejoin.log_dir"), self);
+        if (mark != null) {   // written (and synced) before the first drop
+            Files.createDirectories(mark.getParent());
+            try (var ch = java.nio.channels.FileChannel.open(mark, java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE,
+                    java.nio.file.StandardOpenOption.TRUNCATE_EXISTING)) {
+                ch.write(java.nio.ByteBuffer.wrap("replacing the databases by a state transfer\n".getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+                ch.force(true);
+            }
+        }
         if (captures != null) captures.suspendForRestore();   // a database with a slot cannot be dropped
         List<String> ours = new ArrayList<>();
         try (Connection c = connect("template1"); Statement st = c.createStatement()) {

@@ -24,7 +24,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 class StateTransferTest {
     @Test
     void aSiteBeyondTheLogWindowTransfersStateUnderLoad() throws Exception {
-        try (TestCluster c = new TestCluster(List.of("a", "b", "c"), "lan", Map.of("delivery", "safe", "rejoin.log_window", "20"))) {
+        java.nio.file.Path logs = java.nio.file.Files.createTempDirectory("wanrep-state-transfer-test");
+        try (TestCluster c = new TestCluster(List.of("a", "b", "c"), "lan", Map.of("delivery", "safe", "rejoin.log_window", "20",
+                "rejoin.log_dir", logs.toString()))) {
             try (Connection a = c.connect(0, "preferQueryMode=simple"); Statement st = a.createStatement()) {   // CREATE DATABASE as a simple Query
                 st.execute("CREATE TABLE h (id text PRIMARY KEY, n serial)");
                 st.execute("CREATE DATABASE other TEMPLATE template0");   // without wanrep's table: created when first needed
@@ -124,6 +126,26 @@ class StateTransferTest {
             donorCrashesMidDump(c, acked, false);
             c.restart(0);   // back by catch-up or a transfer of its own, depending on how much it missed
             awaitServing(c, 0);
+
+            // c dies while replacing its databases (as if between two pg_restores): its mark is written, database
+            // other is gone, and the position rows restored so far claim every GSN. Started again, it must not
+            // trust them: a state transfer, database other back, the mark gone.
+            c.crash(2);
+            java.nio.file.Path mark = logs.resolve("c.transfer");
+            java.nio.file.Files.writeString(mark, "replacing the databases by a state transfer\n");
+            try (Connection x = c.pgs.get(2).connect(); Statement st = x.createStatement()) {
+                st.execute("DROP DATABASE other WITH (FORCE)");
+            }
+            Site s3 = c.restart(2);
+            awaitServing(c, 2);
+            assertThat(s3.engine().lastTransfer()).as("a half-restored replica is replaced").isNotNull();
+            assertThat(mark).doesNotExist();
+            try (Connection x = c.pgs.get(2).connect("other"); Statement st = x.createStatement(); ResultSet rs = st.executeQuery("SELECT count(*) FROM o")) {
+                rs.next();
+                assertThat(rs.getInt(1)).as("database other at c").isEqualTo(2);
+            }
+            assertThat(c.check().values()).containsOnly("same");
+
             donorCrashesMidDump(c, acked, true);
         }
     }
