@@ -42,14 +42,6 @@ public final class SnapshotExport {
 
     private static final java.util.concurrent.atomic.AtomicLong EXPORTS = new java.util.concurrent.atomic.AtomicLong();
 
-    // A joiner that died mid-transfer never releases its snapshots, and no later export may come to expire them:
-    // open snapshots hold back vacuum at this replica, so they are expired every minute whatever else happens
-    private static final java.util.concurrent.ScheduledExecutorService EXPIRY = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
-            r -> Thread.ofPlatform().daemon().name("wanrep-snapshot-expiry").unstarted(r));
-    static {
-        EXPIRY.scheduleWithFixedDelay(SnapshotExport::expire, 1, 1, java.util.concurrent.TimeUnit.MINUTES);
-    }
-
     private SnapshotExport() {}
 
     /** Snapshot sets exported by this process so far (every site of it; tests count donors' work with it). */
