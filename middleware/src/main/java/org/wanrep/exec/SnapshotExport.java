@@ -40,7 +40,12 @@ public final class SnapshotExport {
 
     private static final Map<String, Held> HELD = new ConcurrentHashMap<>();
 
+    private static final java.util.concurrent.atomic.AtomicLong EXPORTS = new java.util.concurrent.atomic.AtomicLong();
+
     private SnapshotExport() {}
+
+    /** Snapshot sets exported by this process so far (every site of it; tests count donors' work with it). */
+    public static long exports() { return EXPORTS.get(); }
 
     public static Export export(ReplicationEngine engine, BackendTarget target, Duration lockTimeout) throws Exception {
         expire();
@@ -145,6 +150,7 @@ public final class SnapshotExport {
         } finally {
             engine.unlockLocal(b.lock());
         }
+        EXPORTS.incrementAndGet();
         String token = java.util.UUID.randomUUID().toString();
         HELD.put(token, new Held(held, System.nanoTime() + ttl.toNanos()));
         // expired by the clock too, not only when the next transfer comes by (there may be none for days)

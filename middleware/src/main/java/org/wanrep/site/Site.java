@@ -128,6 +128,8 @@ public final class Site implements AutoCloseable {
         BackendTarget target = new BackendTarget(c.get("postgres.host"), c.getInt("postgres.port"), c.get("postgres.user"), c.get("postgres.password"),
                 c.get("postgres.socket_dir"), c.get("postgres.sslmode"), c.get("postgres.sslrootcert"));
         if (!target.sslmode().equals("disable")) org.wanrep.backend.BackendConnection.tls(target);   // a bad root certificate: refused at start
+        // died while a state transfer replaced its databases: before anything connects (postgres may be missing)
+        boolean halfRestored = StateTransfer.unfinished(c.get("rejoin.log_dir"), name, target);
         ExecutionPolicy policy;
         try {
             policy = new ExecutionPolicy(ExecutionPolicy.kind(c.get("execution")), sites, primaries(cluster));
@@ -169,6 +171,7 @@ public final class Site implements AutoCloseable {
             // rejoins behind the others catches up from their logs instead of stopping (write-set policies:
             // the record would travel in the write set; not yet)
             org.wanrep.exec.ReplicaPosition.Recovered pos = org.wanrep.exec.ReplicaPosition.prepare(target);
+            if (halfRestored) pos = org.wanrep.exec.ReplicaPosition.Recovered.EMPTY;   // what it records is not what it has
             if (pos.doneUpTo() > 0 || !pos.above().isEmpty())
                 LOG.info("site {}: its replica has every GSN up to {}{}", name, pos.doneUpTo(), pos.above().isEmpty() ? "" : " and " + pos.above().size() + " above");
             engine.recover(pos.doneUpTo(), pos.above(), () -> {
@@ -182,12 +185,13 @@ public final class Site implements AutoCloseable {
             executor.recordPositionsIn(target);
             engine.stateTransferFrom(new StateTransfer(cluster, name, target, pool, null));
             engine.chooseCatchUpBy(new org.wanrep.txn.CatchUpChoice(c.getDouble("rejoin.replay_per_second"), c.getDouble("rejoin.transfer_mb_per_second")));
-            engine.newSite(c.get("gcs.bootstrap").equals("off"));
+            // a new site, or one whose replica is half a copy: a state transfer at once, not the logs from GSN 1
+            engine.newSite(c.get("gcs.bootstrap").equals("off") || halfRestored);
         } else {
             // write-set policies: a site that re-enters the primary component with any history takes a state transfer
             // (the log is never replayed: a replayed write set's executor depends on views this site did not see)
             engine.stateTransferFrom(new StateTransfer(cluster, name, target, pool, channel));
-            engine.newSite(c.get("gcs.bootstrap").equals("off"));
+            engine.newSite(c.get("gcs.bootstrap").equals("off") || halfRestored);
             engine.snapshotsForJoiners(b -> org.wanrep.exec.SnapshotExport.prepareForJoiners(engine, target, b));
         }
         String logDir = c.get("rejoin.log_dir");
