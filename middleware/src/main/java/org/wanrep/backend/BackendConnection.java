@@ -266,6 +266,19 @@ public final class BackendConnection implements AutoCloseable {
         }
     }
 
+    /** Like {@link #run}, handing every data row to {@code rows}. */
+    public PgError runCollecting(String sql, java.util.function.Consumer<List<String>> rows) throws IOException {
+        send(WireMessage.query(sql));
+        flush();
+        PgError err = null;
+        while (!tracker().idle()) {
+            WireMessage m = read();
+            if (m.kind() == 'E' && err == null) err = PgError.parse(m);
+            if (m.kind() == 'D') rows.accept(org.wanrep.wire.Messages.dataRowValues(m));
+        }
+        return err;
+    }
+
     /** Like {@link #run} but also returns the CommandComplete tags. */
     public List<String> runForTags(String sql) throws IOException {
         send(WireMessage.query(sql));

@@ -734,15 +734,7 @@ public final class ClientSession implements Runnable {
 
     /** Runs {@code sql} on the backend (not relayed), handing every data row to {@code rows}; returns its first error. */
     private PgError runCollecting(String sql, java.util.function.Consumer<List<String>> rows) throws IOException {
-        backend.send(WireMessage.query(sql));
-        backend.flush();
-        PgError err = null;
-        while (!backend.tracker().idle()) {
-            WireMessage m = backend.read();
-            if (m.kind() == 'E' && err == null) err = PgError.parse(m);
-            if (m.kind() == 'D') rows.accept(Messages.dataRowValues(m));
-        }
-        return err;
+        return backend.runCollecting(sql, rows);
     }
 
     /** wanrep's own commands ({@link OwnCommands}), as a simple Query. */

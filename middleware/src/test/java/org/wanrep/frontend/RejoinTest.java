@@ -5,12 +5,9 @@ import org.wanrep.site.Site;
 
 import java.sql.Connection;
 import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.sql.Statement;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -54,31 +51,7 @@ class RejoinTest {
     /** Conflicting updates from every running site; site {@code k} crashes mid-load and starts again while the others go on. */
     private static void crashAndRestartUnderLoad(TestCluster c, int k, Set<String> acked, long seed) throws Exception {
         AtomicBoolean stop = new AtomicBoolean();
-        List<Thread> writers = new ArrayList<>();
-        for (int i = 0; i < 3; i++) {
-            int site = i;
-            Random rnd = new Random(seed * 31 + i);
-            writers.add(Thread.ofPlatform().start(() -> {
-                int n = 0;
-                while (!stop.get()) {
-                    try (Connection x = c.connect(site); Statement st = x.createStatement()) {
-                        while (!stop.get()) {
-                            String id = seed + "-" + site + "-" + n++;
-                            // conflicting: every one writes t's rows, in both orders
-                            st.execute("UPDATE t SET v = v + 1 WHERE id = " + (1 + rnd.nextInt(10)) + "; UPDATE t SET v = v * 2 % 1000003 WHERE id = "
-                                    + (1 + rnd.nextInt(10)) + "; INSERT INTO h VALUES ('" + id + "')");
-                            acked.add(id);
-                        }
-                    } catch (SQLException e) {
-                        try {
-                            Thread.sleep(100);   // the crashed site, or a view change: outcome unknown, not acknowledged
-                        } catch (InterruptedException x) {
-                            return;
-                        }
-                    }
-                }
-            }));
-        }
+        List<Thread> writers = c.conflictingWriters(3, seed, acked, stop);
         Thread.sleep(1500);
         c.crash(k);
         Thread.sleep(3000);   // the others exclude it and go on
@@ -86,20 +59,9 @@ class RejoinTest {
         assertThat(before).isGreaterThan(0);
         Site s = c.restart(k);   // everything acknowledged before this has a GSN below its first one: none may be missing
         // from its start: it answers 57P03 until caught up, and once it answers it has every commit acknowledged before
-        long end = System.nanoTime() + 60_000_000_000L;
-        int refused = 0;
-        boolean served = false;
-        while (!served && System.nanoTime() < end) {
-            try (Connection x = c.connect(k); Statement st = x.createStatement(); ResultSet rs = st.executeQuery("SELECT count(*) FROM h")) {
-                rs.next();
-                assertThat(rs.getInt(1)).as("site %s answered from a stale replica", c.sites.get(k)).isGreaterThanOrEqualTo(before);
-                served = true;
-            } catch (SQLException e) {
-                assertThat(e.getSQLState()).as(e.getMessage()).isEqualTo("57P03");
-                refused++;
-            }
-        }
-        assertThat(served).as("site %s serves again after catching up", c.sites.get(k)).isTrue();
+        TestCluster.Serving served = c.awaitServing(k, before, "57P03");
+        int refused = served.refused();
+        assertThat(served.served()).as("site %s serves again after catching up", c.sites.get(k)).isTrue();
         assertThat(s.engine().failure()).isNull();
         assertThat(s.engine().lastCatchUp()).as("site %s caught up from the others' logs", c.sites.get(k)).isNotNull();
         assertThat(s.engine().lastCatchUp().gsns()).isPositive();

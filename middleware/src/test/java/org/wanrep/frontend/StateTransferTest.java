@@ -65,18 +65,8 @@ class StateTransferTest {
             Thread.sleep(500);
             int ackedBefore = acked.size();   // ordered before c is back: it must have them all before it answers
             Site s = c.restart(2);
-            long end = System.nanoTime() + 60_000_000_000L;
-            boolean served = false;
-            while (!served && System.nanoTime() < end) {
-                try (Connection x = c.connect(2); Statement st = x.createStatement(); ResultSet rs = st.executeQuery("SELECT count(*) FROM h")) {
-                    rs.next();
-                    assertThat(rs.getInt(1)).as("site c answered from a stale replica").isGreaterThanOrEqualTo(ackedBefore);
-                    served = true;
-                } catch (SQLException e) {
-                    // not serving yet; or its backend went with the database the transfer replaced
-                    assertThat(e.getSQLState()).as(e.getMessage()).isIn("57P03", "08006", "57P01", "3D000");
-                }
-            }
+            // not serving yet; or its backend went with the database the transfer replaced
+            boolean served = c.awaitServing(2, ackedBefore, "57P03", "08006", "57P01", "3D000").served();
             if (!served) printSessions(c, 2);
             assertThat(served).as("site c serves again: " + s.engine().describe()).isTrue();
             assertThat(s.engine().lastTransfer()).as("site c got a copy of another site's replica").isNotNull();
@@ -218,18 +208,7 @@ class StateTransferTest {
         int ackedBefore = acked.size();
         long started = System.nanoTime();
         Site s = c.restart(2);
-        long end = System.nanoTime() + 60_000_000_000L;
-        boolean served = false;
-        while (!served && System.nanoTime() < end) {
-            try (Connection x = c.connect(2); Statement st = x.createStatement(); ResultSet rs = st.executeQuery("SELECT count(*) FROM h")) {
-                rs.next();
-                assertThat(rs.getInt(1)).as("site c answered from a stale replica").isGreaterThanOrEqualTo(ackedBefore);
-                served = true;
-            } catch (SQLException e) {
-                assertThat(e.getSQLState()).as(e.getMessage()).isIn("57P03", "08006", "57P01", "3D000");
-                Thread.sleep(50);
-            }
-        }
+        boolean served = c.awaitServing(2, ackedBefore, "57P03", "08006", "57P01", "3D000").served();
         killer.join(60_000);
         assertThat(killerFailed.get()).isNull();
         assertThat(killedAt.get()).as("a crashed").isNotZero();

@@ -177,6 +177,64 @@ final class TestCluster implements AutoCloseable {
         throw new IllegalStateException("sites still busy after 60 s: " + running.stream().map(s -> s.engine().describe()).toList());
     }
 
+    /**
+     * One client per running site until {@code stop}: conflicting updates of t's rows 1-10 (in both orders) and an
+     * insert into h of a fresh id per request, added to {@code acked} once acknowledged; a failed request (a site
+     * crashed, a view change: outcome unknown) is not, and its client connects again.
+     */
+    List<Thread> conflictingWriters(int sites, long seed, java.util.Set<String> acked, java.util.concurrent.atomic.AtomicBoolean stop) {
+        List<Thread> writers = new ArrayList<>();
+        for (int i = 0; i < sites; i++) {
+            int site = i;
+            java.util.Random rnd = new java.util.Random(seed * 31 + i);
+            writers.add(Thread.ofPlatform().start(() -> {
+                int n = 0;
+                while (!stop.get()) {
+                    try (Connection x = connect(site); java.sql.Statement st = x.createStatement()) {
+                        while (!stop.get()) {
+                            String id = seed + "-" + site + "-" + n++;
+                            st.execute("UPDATE t SET v = v + 1 WHERE id = " + (1 + rnd.nextInt(10)) + "; UPDATE t SET v = v * 2 % 1000003 WHERE id = "
+                                    + (1 + rnd.nextInt(10)) + "; INSERT INTO h VALUES ('" + id + "')");
+                            acked.add(id);
+                        }
+                    } catch (java.sql.SQLException e) {
+                        try {
+                            Thread.sleep(100);
+                        } catch (InterruptedException x) {
+                            return;
+                        }
+                    }
+                }
+            }));
+        }
+        return writers;
+    }
+
+    /** What {@link #awaitServing} saw: whether the site served within 60 s, and how many requests it refused before. */
+    record Serving(boolean served, int refused) {}
+
+    /**
+     * Asks site {@code k} for {@code SELECT count(*) FROM h} until it answers (at most 60 s): an answer must count at
+     * least {@code atLeast} rows (never a stale replica), and until then only the SQLSTATEs {@code refusals} of a site
+     * not serving yet (or of a backend that a state transfer ended) are accepted.
+     */
+    Serving awaitServing(int k, int atLeast, String... refusals) throws Exception {
+        long end = System.nanoTime() + 60_000_000_000L;
+        int refused = 0;
+        while (System.nanoTime() < end) {
+            try (Connection x = connect(k); java.sql.Statement st = x.createStatement(); java.sql.ResultSet rs = st.executeQuery("SELECT count(*) FROM h")) {
+                rs.next();
+                org.assertj.core.api.Assertions.assertThat(rs.getInt(1)).as("site %s answered from a stale replica", sites.get(k)).isGreaterThanOrEqualTo(atLeast);
+                return new Serving(true, refused);
+            } catch (java.sql.SQLException e) {
+                org.assertj.core.api.Assertions.assertThat(e.getSQLState()).as(e.getMessage()).isIn((Object[]) refusals);
+                refused++;
+                Thread.sleep(20);
+            }
+        }
+        return new Serving(false, refused);
+    }
+
     @Override public void close() throws Exception {
         for (Site s : running) s.close();
         for (LocalPostgres pg : pgs) pg.close();

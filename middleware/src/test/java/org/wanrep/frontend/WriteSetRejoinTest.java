@@ -7,10 +7,8 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -75,19 +73,7 @@ class WriteSetRejoinTest {
         for (int i = 0; i < 3; i++) assertThat(c.site(i).engine().policy().primaryOf("public.x")).as("x's primary at %s", c.sites.get(i)).isEqualTo("d");
         int before = acked.size();
         Site d = c.addSite("d");
-        long end = System.nanoTime() + 60_000_000_000L;
-        boolean served = false;
-        while (!served && System.nanoTime() < end) {
-            try (Connection x = c.connect(3); Statement st = x.createStatement(); ResultSet rs = st.executeQuery("SELECT count(*) FROM h")) {
-                rs.next();
-                assertThat(rs.getInt(1)).as("site d answered from a stale replica").isGreaterThanOrEqualTo(before);
-                served = true;
-            } catch (SQLException e) {
-                assertThat(e.getSQLState()).as(e.getMessage()).isIn("57P03", "08006", "57P01", "3D000", "42P01");
-                Thread.sleep(20);
-            }
-        }
-        assertThat(served).as("site d serves").isTrue();
+        assertThat(c.awaitServing(3, before, "57P03", "08006", "57P01", "3D000", "42P01").served()).as("site d serves").isTrue();
         assertThat(d.engine().lastTransfer()).as("the new site got a copy of another site's replica").isNotNull();
         assertThat(d.engine().policy().primaryOf("public.x")).isEqualTo("d");
         try (Connection x = c.connect(3); Statement st = x.createStatement()) {
@@ -150,52 +136,16 @@ class WriteSetRejoinTest {
     /** Conflicting updates from every running site; site {@code k} crashes mid-load and starts again while the others go on. */
     private static void crashAndRestartUnderLoad(TestCluster c, int k, Set<String> acked, long seed) throws Exception {
         AtomicBoolean stop = new AtomicBoolean();
-        List<Thread> writers = new ArrayList<>();
-        for (int i = 0; i < 3; i++) {
-            int site = i;
-            Random rnd = new Random(seed * 31 + i);
-            writers.add(Thread.ofPlatform().start(() -> {
-                int n = 0;
-                while (!stop.get()) {
-                    try (Connection x = c.connect(site); Statement st = x.createStatement()) {
-                        while (!stop.get()) {
-                            String id = seed + "-" + site + "-" + n++;
-                            st.execute("UPDATE t SET v = v + 1 WHERE id = " + (1 + rnd.nextInt(10)) + "; UPDATE t SET v = v * 2 % 1000003 WHERE id = "
-                                    + (1 + rnd.nextInt(10)) + "; INSERT INTO h VALUES ('" + id + "')");
-                            acked.add(id);
-                        }
-                    } catch (SQLException e) {
-                        try {
-                            Thread.sleep(100);   // the crashed site, or a view change: outcome unknown, not acknowledged
-                        } catch (InterruptedException x) {
-                            return;
-                        }
-                    }
-                }
-            }));
-        }
+        List<Thread> writers = c.conflictingWriters(3, seed, acked, stop);
         Thread.sleep(1000);
         c.crash(k);
         Thread.sleep(2000);   // the others exclude it and go on
         int before = acked.size();
         assertThat(before).isGreaterThan(0);
         Site s = c.restart(k);   // fails today: a write-set site that re-enters the primary component stops
-        long end = System.nanoTime() + 60_000_000_000L;
-        int refused = 0;
-        boolean served = false;
-        while (!served && System.nanoTime() < end) {
-            try (Connection x = c.connect(k); Statement st = x.createStatement(); ResultSet rs = st.executeQuery("SELECT count(*) FROM h")) {
-                rs.next();
-                assertThat(rs.getInt(1)).as("site %s answered from a stale replica", c.sites.get(k)).isGreaterThanOrEqualTo(before);
-                served = true;
-            } catch (SQLException e) {
-                // not serving yet; or its backend went with the database the transfer replaced
-                assertThat(e.getSQLState()).as(e.getMessage()).isIn("57P03", "08006", "57P01", "3D000");
-                refused++;
-                Thread.sleep(20);
-            }
-        }
-        assertThat(served).as("site %s serves again after the state transfer", c.sites.get(k)).isTrue();
+        TestCluster.Serving served = c.awaitServing(k, before, "57P03", "08006", "57P01", "3D000");
+        int refused = served.refused();
+        assertThat(served.served()).as("site %s serves again after the state transfer", c.sites.get(k)).isTrue();
         assertThat(s.engine().failure()).isNull();
         assertThat(s.engine().lastTransfer()).as("site %s took a copy of another site's replica", c.sites.get(k)).isNotNull();
         System.out.println("site " + c.sites.get(k) + ": state transfer " + s.engine().lastTransfer() + ", refused " + refused + " requests meanwhile");

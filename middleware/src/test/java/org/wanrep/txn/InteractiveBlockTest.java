@@ -88,15 +88,7 @@ class InteractiveBlockTest {
             return backend.run(sql);
         }
         @Override public PgError runCollecting(String sql, Consumer<List<String>> rows) throws IOException {
-            backend.send(WireMessage.query(sql));
-            backend.flush();
-            PgError err = null;
-            while (!backend.tracker().idle()) {
-                WireMessage m = backend.read();
-                if (m.kind() == 'E' && err == null) err = PgError.parse(m);
-                if (m.kind() == 'D') rows.accept(Messages.dataRowValues(m));
-            }
-            return err;
+            return backend.runCollecting(sql, rows);
         }
         @Override public InteractiveBlock.Relayed relay(List<WireMessage> unit, List<WireMessage> buffer) throws IOException {
             beforeRelay.accept(unit.get(0).queryText());
