@@ -38,6 +38,13 @@ public interface Gcs extends AutoCloseable {
      */
     boolean current();
 
+    /**
+     * The highest GSN this member delivered that a majority of its view holds, so that every later primary
+     * component has it (see {@code TotalOrderCore.uniformGsn}); an implementation that delivers nothing
+     * before a majority holds it answers its last delivered GSN or more.
+     */
+    default long uniformGsn() { return Long.MAX_VALUE; }
+
     /** Callbacks received and not yet handed to the listener (0 if the implementation does not queue them). */
     default int queuedDeliveries() { return 0; }
 

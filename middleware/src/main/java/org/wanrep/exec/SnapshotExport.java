@@ -50,7 +50,13 @@ public final class SnapshotExport {
     public static Export export(ReplicationEngine engine, BackendTarget target, Duration lockTimeout) throws Exception {
         expire();
         List<String> dbs = databases(target);
-        return exportUnder(engine, target, engine.lockAllAtBoundary(lockTimeout), dbs, TTL);
+        Export x = exportUnder(engine, target, engine.lockAllAtBoundary(lockTimeout), dbs, TTL);
+        // the copy must hold only what every later primary component holds (AGREED deliveries may not be yet)
+        if (!engine.awaitUniform(x.gsn(), Duration.ofSeconds(30))) {
+            release(x.token());
+            throw new IllegalStateException("GSN " + x.gsn() + " is not yet held by a majority of the group: no copy of it is handed out");
+        }
+        return x;
     }
 
     private static List<String> databases(BackendTarget target) throws SQLException {

@@ -260,6 +260,22 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
      */
     public long transfers() { return transfers; }
 
+    /**
+     * Waits (at most {@code wait}) until a majority of the view holds every GSN up to {@code gsn}, so that a copy of
+     * this replica at {@code gsn} is the group's history: under AGREED delivery this site may have delivered, as the
+     * sequencer say, what nobody else holds yet, and had it then dropped out a joiner would keep transactions the
+     * group never ordered. False if that did not happen in time.
+     */
+    public boolean awaitUniform(long gsn, java.time.Duration wait) throws InterruptedException {
+        Gcs g = gcs;
+        long end = System.nanoTime() + wait.toNanos();
+        while (g != null && g.uniformGsn() < gsn) {
+            if (System.nanoTime() > end || failure != null) return false;
+            Thread.sleep(5);
+        }
+        return true;
+    }
+
     /** Every GSN up to this one has finished here (for flow control's pacing while catching up). */
     public synchronized long finishedThrough() { return doneBelow(); }
 

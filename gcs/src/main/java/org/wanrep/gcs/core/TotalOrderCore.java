@@ -83,6 +83,12 @@ public final class TotalOrderCore {
     private final Map<MsgId, Entry> held = new HashMap<>();
     private final Map<String, Long> received = new HashMap<>();
     private long nextDeliver = 1, gsn = 0, heldThrough = 0;
+    /**
+     * Deliveries made before a majority of the view held their slots (AGREED ones: the sequencer delivers
+     * its own at once), oldest first, as {slot, GSN}; and the highest GSN known to be held by a majority.
+     */
+    private final ArrayDeque<long[]> notYetUniform = new ArrayDeque<>();
+    private long uniformGsn = 0;
     private long mySeq = 0;
 
     // --- sequencer
@@ -126,6 +132,23 @@ public final class TotalOrderCore {
     /** The installed epoch's identity: number, view and the member that led its flush. */
     public Epoch epochIdentity() { return installed; }
     public long deliveredGsn() { return gsn; }
+
+    /**
+     * The highest GSN delivered here that a majority of the installed view holds (so every later primary
+     * component has it): every delivered GSN under uniform delivery; under AGREED delivery possibly less,
+     * since the sequencer, say, delivers its own messages before anyone else holds them. A state copied from
+     * this member's replica at GSN g is the group's only once this reaches g.
+     */
+    public long uniformGsn() {
+        pruneUniform();
+        return uniformGsn;
+    }
+
+    private void pruneUniform() {
+        if (mode != Mode.NORMAL || notYetUniform.isEmpty()) return;
+        long m = majorityHeldThrough();
+        while (!notYetUniform.isEmpty() && notYetUniform.peekFirst()[0] <= m) uniformGsn = notYetUniform.pollFirst()[1];
+    }
     public String sequencer() { return mode == Mode.NORMAL ? sequencer : null; }
     public int heldCount() { return held.size(); }
     /** The longest prefix of slots this member holds (order and data), and the next slot it will deliver (for tests). */
@@ -620,6 +643,9 @@ public final class TotalOrderCore {
         proposalAcks.clear();
         leaderProposal = null;
         reportSites();
+        // the flush brought every member of this primary view to the same prefix: later primaries continue from it
+        notYetUniform.clear();
+        uniformGsn = gsn;
         fx.view(new GcsView(p.viewId(), installedEpoch, members, true, joined, gsn + 1, sequencer));
         // multicasts made during the flush go out now, in the new epoch
         while (!queued.isEmpty()) {
@@ -651,6 +677,14 @@ public final class TotalOrderCore {
         e.delivered = true;
         ownDelivered(e.id);
         ++gsn;
+        if (e.delivery.uniform()) {
+            // a majority holds this slot, so (acknowledgements cover prefixes) every earlier one too
+            notYetUniform.clear();
+            uniformGsn = gsn;
+        } else {
+            notYetUniform.addLast(new long[] {slot, gsn});
+            pruneUniform();
+        }
         if (e.sites != null) {
             List<String> next = SiteSet.apply(sites, e.sites);
             if (next != null) { sites = next; sitesGsn = gsn; reportSites(); }

@@ -217,6 +217,8 @@ public final class JGroupsGcs implements Gcs, Receiver {
 
     @Override public List<String> sites() { lock.lock(); try { return core.sites(); } finally { lock.unlock(); } }
 
+    @Override public long uniformGsn() { lock.lock(); try { return core.uniformGsn(); } finally { lock.unlock(); } }
+
     @Override public String self() { return self; }
     /** Fault injection: drops everything received from these sites (a partition), or heals with an empty set. */
     public void partitionFrom(java.util.Set<String> sites) {
