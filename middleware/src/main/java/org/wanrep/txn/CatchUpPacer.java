@@ -12,8 +12,9 @@ import java.util.Set;
  * admits updates at a rate it adjusts like TCP's congestion window (additive increase, multiplicative
  * decrease) on the signal the catching-up member reports every few milliseconds: how many ordered
  * transactions it still has to finish, and how far it has finished. While that lag shrinks fast enough the
- * rate grows; otherwise it drops by 30%, never below {@value #MIN_RATE} per second, so the others keep
- * acknowledging updates throughout. Fast enough: by a {@value #CATCH_UP_SECONDS}-th of itself per second
+ * rate grows; otherwise it drops by 30%, never below a quarter of what the origin admitted when pacing began
+ * (nor below {@value #MIN_RATE} per second): the others keep acknowledging updates throughout, and a joiner that
+ * does not shrink its lag at all (stuck, or far too slow) slows the cluster by a bounded factor, not to a halt. Fast enough: by a {@value #CATCH_UP_SECONDS}-th of itself per second
  * (at least {@value #MIN_SHRINK}), but never by more than {@value #JOINER_SHARE} of what the joiner
  * applies per second, so the others keep a share of its pace while the gap is large.
  *
@@ -23,6 +24,8 @@ import java.util.Set;
 final class CatchUpPacer {
     /** Updates per second an origin admits at least while pacing. */
     static final double MIN_RATE = 5;
+    /** ... and at least this share of what it admitted when pacing began. */
+    static final double MIN_SHARE = 0.25;
     /** The lag should shrink by this fraction's inverse of itself per second (a catch-up in about this many seconds). */
     static final double CATCH_UP_SECONDS = 20;
     /** ... and by at most this share of what it applies per second (the rest is the others' pace). */
@@ -39,6 +42,8 @@ final class CatchUpPacer {
     private final Map<String, Seen> lagging = new HashMap<>();
     /** Admissions per second while pacing; 0: not pacing. */
     private double rate;
+    /** The least rate while pacing (a share of the rate pacing began at). */
+    private double floor;
     /** The next admission's earliest time while pacing. */
     private long nextSlot = Long.MIN_VALUE;
     /** Admissions counted in the current and the last full window, to start pacing from what the origin did. */
@@ -59,6 +64,7 @@ final class CatchUpPacer {
             lagging.put(member, new Seen(lag, done, now));
             if (rate == 0) {
                 rate = Math.max(MIN_RATE, measuredRate(now));
+                floor = Math.max(MIN_RATE, MIN_SHARE * rate);
                 nextSlot = now;
             }
             return;
@@ -67,7 +73,7 @@ final class CatchUpPacer {
         double seconds = (now - s.atNanos()) / 1e9;
         double shrink = (s.lag() - lag) / seconds, applied = (done - s.done()) / seconds;
         double wanted = Math.max(MIN_SHRINK, Math.min(lag / CATCH_UP_SECONDS, JOINER_SHARE * applied));
-        rate = shrink < wanted ? Math.max(MIN_RATE, rate * 0.7) : rate * 1.1 + 1;
+        rate = shrink < wanted ? Math.max(floor, rate * 0.7) : rate * 1.1 + 1;
         lagging.put(member, new Seen(lag, done, now));
     }
 

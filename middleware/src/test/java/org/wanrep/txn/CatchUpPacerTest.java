@@ -67,6 +67,14 @@ class CatchUpPacerTest {
     }
 
     @Test
+    void aJoinerThatNeverShrinksItsLagSlowsTheOthersToAQuarterAtMost() {
+        CatchUpPacer p = new CatchUpPacer();
+        for (long t = 0; t < 2000 * MS; t += 5 * MS) p.admit(t);   // ~200 per second before
+        for (long t = 2000 * MS; t < 60_000 * MS; t += 50 * MS) p.lag("c-1", 10_000, 0, t);   // stuck
+        assertThat(p.rate()).isBetween(0.25 * 190, 0.25 * 210);
+    }
+
+    @Test
     void pacingStopsWhenTheMemberServesOrLeaves() {
         CatchUpPacer p = new CatchUpPacer();
         for (long t = 0; t < 2000 * MS; t += 10 * MS) p.admit(t);   // ~100 per second before
