@@ -171,10 +171,9 @@ final class OwnCommands {
     private static Answer changeSites(SiteContext ctx, String user, boolean add, String site) {
         if (user == null || !user.equals(ctx.backend().user()))
             throw new IllegalArgumentException("permission denied: only " + ctx.backend().user() + " may add or remove sites");
-        // a new site needs a state transfer (and, under symmetric execution, catch-up) with uniform delivery; under
-        // write-set policies every site switches the sites its executors are chosen from at the change's GSN
-        if (!ctx.engine().delivery().uniform())
-            throw new IllegalStateException("sites can be added and removed only with safe or opt-safe delivery");
+        // a new site takes a state transfer (and, under symmetric execution, catches up); a donor hands out only a
+        // copy at a GSN a majority holds, which under agreed delivery it may have to wait for; under write-set
+        // policies every site switches the sites its executors are chosen from at the change's GSN
         org.wanrep.gcs.Gcs gcs = ctx.engine().gcs();
         List<String> next = new ArrayList<>(gcs.sites());
         if (add ? next.contains(site) : !next.remove(site))

@@ -781,10 +781,13 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             replace = true;
             catchUp(v, true);
             if (failure != null) return;
-        } else if (v.joined() && (v.firstGsn() > lastGsn + 1 || replace) && catchUpSource != null && (delivery.uniform() || replace)
+        } else if (v.joined() && (v.firstGsn() > lastGsn + 1 || replace) && catchUpSource != null
+                && (delivery.uniform() || replace || (newSite && lastGsn == 0))   // a new site under agreed delivery: a copy first
                 && policy.kind() == ExecutionPolicy.Kind.SYMMETRIC && recordPositions) {
+            boolean newSiteCopy = !delivery.uniform() && newSite && lastGsn == 0;
             catchUp(v, replace);
             if (failure != null) return;
+            replace |= newSiteCopy;   // its replica is now a copy at a uniform GSN, as a replaced one is
         } else replace = false;
         if (v.joined() && v.firstGsn() > lastGsn + 1) {
             // back in the primary component (after a partition, or started late) without what the others

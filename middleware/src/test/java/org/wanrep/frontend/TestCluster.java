@@ -218,11 +218,14 @@ final class TestCluster implements AutoCloseable {
      * least {@code atLeast} rows (never a stale replica), and until then only the SQLSTATEs {@code refusals} of a site
      * not serving yet (or of a backend that a state transfer ended) are accepted.
      */
-    Serving awaitServing(int k, int atLeast, String... refusals) throws Exception {
+    Serving awaitServing(int k, int atLeast, String... refusals) throws Exception { return awaitServing(k, "h", atLeast, refusals); }
+
+    /** {@link #awaitServing(int, int, String...)} counting the rows of {@code table}. */
+    Serving awaitServing(int k, String table, int atLeast, String... refusals) throws Exception {
         long end = System.nanoTime() + 60_000_000_000L;
         int refused = 0;
         while (System.nanoTime() < end) {
-            try (Connection x = connect(k); java.sql.Statement st = x.createStatement(); java.sql.ResultSet rs = st.executeQuery("SELECT count(*) FROM h")) {
+            try (Connection x = connect(k); java.sql.Statement st = x.createStatement(); java.sql.ResultSet rs = st.executeQuery("SELECT count(*) FROM " + table)) {
                 rs.next();
                 org.assertj.core.api.Assertions.assertThat(rs.getInt(1)).as("site %s answered from a stale replica", sites.get(k)).isGreaterThanOrEqualTo(atLeast);
                 return new Serving(true, refused);
