@@ -138,9 +138,10 @@ final class StateTransfer implements ReplicationEngine.StateTransferSource {
                 // A donor that died after our pg_dumps imported its snapshots left a copy that is still exactly
                 // its state at g (the snapshots died with it), and one alive lets them expire (2 h): a failed
                 // release neither undoes a finished copy nor hides why an unfinished one failed. Except under
-                // agreed delivery, where the donor's g may hold deliveries no other member holds yet (not
-                // uniform): a donor that answered after the copy had at least lived on meanwhile; one that did
-                // not may have taken them with it, so the copy is taken again from the next site.
+                // agreed delivery, where this rule came first: a donor's g could hold deliveries no other member
+                // held yet, so a copy from one that did not answer was taken again from the next site. Donors now
+                // export only at a GSN a majority holds (SnapshotExport.export waits for it); the stricter rule
+                // stays as a second guard.
                 try (ResultSet rs = st.executeQuery("SHOW wanrep.snapshot release " + token)) {
                     rs.next();
                 } catch (Exception e) {

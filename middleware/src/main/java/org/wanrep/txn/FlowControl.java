@@ -116,9 +116,6 @@ public final class FlowControl {
         java.util.concurrent.TimeUnit.NANOSECONDS.sleep(delay);
     }
 
-    /** Updates per second this origin admits while a member catches up; 0 when it does not pace. */
-    public double pacedRate() { return pacer.rate(); }
-
     /** Records a report (also used for this site's own backlog) and wakes waiting updates. */
     public void report(String member, String site, int backlog) { report(member, site, backlog, 0, 0); }
 
@@ -205,9 +202,6 @@ public final class FlowControl {
             }
         };
     }
-
-    /** Starts reporting {@code backlog} (this site's) on {@code gcs} as member {@code self}. */
-    public void start(Gcs gcs, String self, IntSupplier backlog) { start(gcs, self, backlog, () -> 0, () -> 0); }
 
     /**
      * Starts reporting this site's {@code backlog}, catch-up {@code lag} and the GSN it finished everything

@@ -772,6 +772,8 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         // agreed delivery is not uniform: what this member delivered last (e.g. as a cut-off sequencer) may not be
         // what the others ordered at the same GSNs, so its replica is replaced by a serving site's copy first
         boolean replace = v.joined() && !delivery.uniform() && lastGsn > 0 && stateTransfer != null;
+        // a new, empty site under agreed delivery: a copy first too (catchUp's new-site transfer)
+        boolean newSiteUnderAgreed = !delivery.uniform() && newSite && lastGsn == 0;
         // write-set policies record no position and cannot replay the log (a replayed write set's executor depends on
         // views this member did not see): back in the primary component with any history, or new, it takes a copy at
         // exactly the view's first GSN - 1, prepared for it by the serving sites (see snapshotsForJoiners)
@@ -782,12 +784,11 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             catchUp(v, true);
             if (failure != null) return;
         } else if (v.joined() && (v.firstGsn() > lastGsn + 1 || replace) && catchUpSource != null
-                && (delivery.uniform() || replace || (newSite && lastGsn == 0))   // a new site under agreed delivery: a copy first
+                && (delivery.uniform() || replace || newSiteUnderAgreed)
                 && policy.kind() == ExecutionPolicy.Kind.SYMMETRIC && recordPositions) {
-            boolean newSiteCopy = !delivery.uniform() && newSite && lastGsn == 0;
             catchUp(v, replace);
             if (failure != null) return;
-            replace |= newSiteCopy;   // its replica is now a copy at a uniform GSN, as a replaced one is
+            replace |= newSiteUnderAgreed;   // its replica is now a copy at a uniform GSN, as a replaced one is
         } else replace = false;
         if (v.joined() && v.firstGsn() > lastGsn + 1) {
             // back in the primary component (after a partition, or started late) without what the others

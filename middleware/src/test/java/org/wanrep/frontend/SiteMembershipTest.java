@@ -26,13 +26,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * delivers its removal, the others go on, and with 2 sites left one crash leaves no primary component.
  */
 class SiteMembershipTest {
-    private static String show(TestCluster c, int site, String command) throws SQLException {
-        try (Connection x = c.connect(site); Statement st = x.createStatement(); ResultSet rs = st.executeQuery(command)) {
-            rs.next();
-            return rs.getString(1);
-        }
-    }
-
     /** Why the site stopped by itself, waiting at most 30 s (a site that does not stop fails the test, not hangs it). */
     private static String stopReason(Site s) throws Exception {
         return java.util.concurrent.CompletableFuture.supplyAsync(() -> {
@@ -71,7 +64,7 @@ class SiteMembershipTest {
             });
             Thread.sleep(300);
             // only the replica's own user may change the membership
-            assertThat(show(c, 0, "SHOW wanrep.sites add d")).isEqualTo("a,b,c,d");
+            assertThat(c.show(0, "SHOW wanrep.sites add d")).isEqualTo("a,b,c,d");
             for (int i = 0; i < 3; i++) assertThat(c.site(i).gcs().sites()).containsExactly("a", "b", "c", "d");
             // b writes its file on its delivery thread, maybe just after a answered
             for (long until = System.nanoTime() + 10_000_000_000L; System.nanoTime() < until; Thread.sleep(50))
@@ -99,7 +92,7 @@ class SiteMembershipTest {
             }
 
             // 4 -> 3: c stops by itself when it delivers its removal; the others go on
-            assertThat(show(c, 0, "SHOW wanrep.sites remove c")).isEqualTo("a,b,d");
+            assertThat(c.show(0, "SHOW wanrep.sites remove c")).isEqualTo("a,b,d");
             Site sc = c.site(2);
             assertThat(stopReason(sc)).contains("removed from the cluster");
             assertThat(sc.removed()).isTrue();
@@ -113,7 +106,7 @@ class SiteMembershipTest {
                 assertThatThrownBy(() -> st.executeQuery("SHOW wanrep.sites add b")).hasMessageContaining("already");
             }
             // 3 -> 2, then one of the two crashing leaves no primary (1 of 2 is no majority)
-            assertThat(show(c, 1, "SHOW wanrep.sites remove d")).isEqualTo("a,b");
+            assertThat(c.show(1, "SHOW wanrep.sites remove d")).isEqualTo("a,b");
             assertThat(stopReason(d)).contains("removed from the cluster");
             c.stopped(3);
             try (Connection x = c.connect(0); Statement st = x.createStatement()) {

@@ -54,10 +54,7 @@ class StaleSiteTest {
             assertThat(c.check(List.of(0, 1, 2)).values()).containsOnly("same");
 
             // a site added under agreed delivery: its copy comes at a GSN a majority holds
-            try (Connection x = c.connect(1); Statement st = x.createStatement(); ResultSet rs = st.executeQuery("SHOW wanrep.sites add d")) {
-                rs.next();
-                assertThat(rs.getString(1)).isEqualTo("a,b,c,d");
-            }
+            assertThat(c.show(1, "SHOW wanrep.sites add d")).isEqualTo("a,b,c,d");
             Site d = c.addSite("d");
             assertThat(c.awaitServing(3, "t", 22, "57P03", "08006", "57P01", "3D000", "42P01").served()).as("site d serves").isTrue();
             assertThat(d.engine().lastTransfer()).as("site d got a copy").isNotNull();

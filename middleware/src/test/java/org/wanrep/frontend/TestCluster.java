@@ -210,6 +210,14 @@ final class TestCluster implements AutoCloseable {
         return writers;
     }
 
+    /** The first column of the first row that site {@code i} answers to {@code command} (e.g. SHOW wanrep.sites add d). */
+    String show(int i, String command) throws java.sql.SQLException {
+        try (Connection x = connect(i); java.sql.Statement st = x.createStatement(); java.sql.ResultSet rs = st.executeQuery(command)) {
+            rs.next();
+            return rs.getString(1);
+        }
+    }
+
     /** What {@link #awaitServing} saw: whether the site served within 60 s, and how many requests it refused before. */
     record Serving(boolean served, int refused) {}
 
