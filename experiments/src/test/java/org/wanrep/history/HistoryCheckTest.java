@@ -21,7 +21,7 @@ class HistoryCheckTest {
     @Test void shortRunWithPausesIsSerializable(@TempDir Path dir) throws Exception {
         long seed = System.nanoTime() & 0xFFFFFFFFL;
         HistoryCheck.Summary s = run(dir, new HistoryCheck.Settings(3, "lan", "safe", "symmetric", "pause", 20, 2, seed, dir, 10, false, List.of()));
-        assertClean(s, seed);
+        assertClean(s, seed, dir);
         assertThat(s.serving()).as("seed %d", seed).hasSize(3);
         for (String f : List.of("history.jsonl", "anomalies.json", "report.md", "timeline.png"))
             assertThat(dir.resolve(f)).exists();
@@ -33,7 +33,7 @@ class HistoryCheckTest {
     @Test void shortRunWithEveryFaultUnderWriteSets(@TempDir Path dir) throws Exception {
         long seed = System.nanoTime() & 0xFFFFFFFFL;
         HistoryCheck.Summary s = run(dir, new HistoryCheck.Settings(3, "lan", "opt-safe", "primary-copy", "all", 30, 2, seed, dir, 10, false, List.of()));
-        assertClean(s, seed);
+        assertClean(s, seed, dir);
         assertThat(s.serving()).as("seed %d", seed).hasSizeGreaterThanOrEqualTo(2);
     }
 
@@ -53,7 +53,25 @@ class HistoryCheckTest {
         return s;
     }
 
-    private static void assertClean(HistoryCheck.Summary s, long seed) {
+    private static void assertClean(HistoryCheck.Summary s, long seed, Path dir) throws java.io.IOException {
+        if (!s.passed()) {
+            // the temporary directory goes with the test: CI keeps only the output, so the evidence goes there
+            for (String f : List.of("anomalies.json", "report.md")) {
+                Path p = dir.resolve(f);
+                if (Files.exists(p)) System.out.println("---- " + f + " (seed " + seed + ")\n" + Files.readString(p));
+            }
+            // and the events of every transaction the report names, with their sites and times
+            Path report = dir.resolve("report.md"), history = dir.resolve("history.jsonl");
+            if (Files.exists(report) && Files.exists(history)) {
+                java.util.Set<String> named = new java.util.HashSet<>();
+                java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\bT(\\d+)\\b").matcher(Files.readString(report));
+                while (m.find()) named.add("\"txn\":" + m.group(1) + ",");
+                System.out.println("---- events of the transactions named above");
+                try (var lines = Files.lines(history)) {
+                    lines.filter(l -> named.stream().anyMatch(l::contains)).limit(200).forEach(System.out::println);
+                }
+            }
+        }
         assertThat(s.ok()).as("seed %d", seed).isPositive();
         assertThat(s.faults_injected()).as("seed %d", seed).isPositive();
         assertThat(s.lost()).as("seed %d", seed).isZero();
