@@ -692,6 +692,7 @@ public final class ClientSession implements Runnable {
         @Override public void catalogChanged() { ctx.classifiers().catalogChanged(database); }
         @Override public String site() { return ctx.site(); }
         @Override public String orderKey() { return sessionOrderKey(); }
+        @Override public boolean advancesSequence(TableSet tables) { return ctx.classifiers().forDatabase(database).advancesSequence(tables); }
         @Override public String sequenceStatesSql() { return org.wanrep.exec.WriteSetSql.sequenceStates(TableSet.allTables()); }
         @Override public void putBackSequences(String setvals) throws IOException {
             String sql = "SELECT " + setvals;

@@ -26,7 +26,9 @@ public final class Catalog {
     final Map<String, Set<String>> viewBases = new HashMap<>();          // view -> relations it reads
     final List<ForeignKey> foreignKeys = new ArrayList<>();
     final Set<String> triggered = new HashSet<>();
-    final Map<String, Set<String>> defaultSequences = new HashMap<>();   // table -> sequences its defaults advance
+    final Map<String, Set<String>> defaultSequences = new HashMap<>();   // table -> sequences its defaults (and identity columns) advance
+    /** Every sequence (schema.name): a write set naming one may advance it, which is not transactional. */
+    final Set<String> sequences = new HashSet<>();
     final Map<String, List<String>> defaultExprs = new HashMap<>();      // table -> its column default expressions
     final Set<String> builtinFunctions = new HashSet<>();
     /** User functions by schema.name (every overload): their bodies, from which {@link FunctionSets} derives table sets. */
@@ -54,7 +56,17 @@ public final class Catalog {
     public Catalog view(String view, Set<String> bases) { relation(view); viewBases.put(view, bases); return this; }
     public Catalog foreignKey(String child, String parent, boolean cascades) { foreignKeys.add(new ForeignKey(child, parent, cascades)); return this; }
     public Catalog trigger(String table) { triggered.add(table); return this; }
-    public Catalog defaultSequence(String table, String seq) { defaultSequences.computeIfAbsent(table, k -> new HashSet<>()).add(seq); return this; }
+    public Catalog defaultSequence(String table, String seq) {
+        defaultSequences.computeIfAbsent(table, k -> new HashSet<>()).add(seq);
+        return sequence(seq);
+    }
+    public Catalog sequence(String qualified) { sequences.add(qualified); return this; }
+
+    /** Whether a statement with these writes may advance a sequence here (nextval, a serial default, an identity column). */
+    public boolean advancesSequence(Set<String> writes) {
+        for (String w : writes) if (sequences.contains(w)) return true;
+        return false;
+    }
     public Catalog defaultExpr(String table, String expr) { defaultExprs.computeIfAbsent(table, k -> new ArrayList<>()).add(expr); return this; }
     public Catalog builtins(Set<String> names) { builtinFunctions.addAll(names); return this; }
     public Catalog function(String qualified, String language, String body) {
@@ -97,9 +109,19 @@ public final class Catalog {
     public static Catalog load(Connection c) throws SQLException {
         Catalog k = new Catalog();
         try (Statement st = c.createStatement()) {
-            try (ResultSet rs = st.executeQuery("SELECT n.nspname || '.' || c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            try (ResultSet rs = st.executeQuery("SELECT n.nspname || '.' || c.relname, c.relkind = 'S' FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
                     + "WHERE c.relkind IN ('r','p','v','m','f','S') AND n.nspname NOT IN ('pg_catalog','information_schema') AND n.nspname NOT LIKE 'pg_toast%'")) {
-                while (rs.next()) k.relation(rs.getString(1));
+                while (rs.next()) {
+                    k.relation(rs.getString(1));
+                    if (rs.getBoolean(2)) k.sequence(rs.getString(1));
+                }
+            }
+            // identity columns advance a sequence of their own, which has no default expression naming it
+            try (ResultSet rs = st.executeQuery("SELECT tn.nspname || '.' || t.relname, sn.nspname || '.' || s.relname FROM pg_depend d "
+                    + "JOIN pg_class s ON s.oid = d.objid AND s.relkind = 'S' JOIN pg_namespace sn ON sn.oid = s.relnamespace "
+                    + "JOIN pg_class t ON t.oid = d.refobjid JOIN pg_namespace tn ON tn.oid = t.relnamespace "
+                    + "WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass AND d.deptype = 'i'")) {
+                while (rs.next()) k.defaultSequence(rs.getString(1), rs.getString(2));
             }
             try (ResultSet rs = st.executeQuery("SELECT DISTINCT vn.nspname || '.' || v.relname, tn.nspname || '.' || t.relname "
                     + "FROM pg_rewrite r JOIN pg_class v ON v.oid = r.ev_class JOIN pg_namespace vn ON vn.oid = v.relnamespace "

@@ -123,6 +123,10 @@ public final class SqlClassifier extends UnitClassifier {
         return c;
     }
 
+    @Override public boolean advancesSequence(TableSet tables) {
+        return tables.all() || catalog().advancesSequence(tables.writes());
+    }
+
     @Override public void catalogChanged() {
         catalog = null;            // first: an analysis from here on reads the catalog again
         super.catalogChanged();    // then the generation: what began before (and may have read the old one) is not kept

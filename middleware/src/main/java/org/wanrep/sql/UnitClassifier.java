@@ -41,6 +41,14 @@ public class UnitClassifier {
      */
     protected static final ThreadLocal<Boolean> LITERALS_MATTER = ThreadLocal.withInitial(() -> false);
 
+    /**
+     * Whether a statement that writes {@code tables} may advance a sequence (not transactional, so its values
+     * must be taken under a cluster lock). Without a catalog: whenever it writes anything.
+     */
+    public boolean advancesSequence(TableSet tables) {
+        return tables.all() || !tables.writes().isEmpty();
+    }
+
     /** Combines the statements executed by one request. */
     public UnitAnalysis analyze(List<String> statements) {
         if (statements.size() == 1) return analyzeText(statements.get(0));

@@ -81,6 +81,9 @@ public final class InteractiveBlock {
         /** The session's row in {@link org.wanrep.lock.TableSet#SESSION}: its transactions take effect in its order everywhere. */
         String orderKey();
 
+        /** Whether a statement writing {@code tables} may advance a sequence (see {@code UnitClassifier.advancesSequence}). */
+        boolean advancesSequence(TableSet tables);
+
         /** A query whose one value lists setval() calls restoring every sequence the session can see as it is now. */
         String sequenceStatesSql();
 
@@ -206,7 +209,9 @@ public final class InteractiveBlock {
      * the exclusive lock could not be had (or the block's reads are stale), and the block failed with our error.
      */
     public boolean update(List<WireMessage> unit, TableSet tables, boolean catalogChange) throws IOException {
-        if (certifying && exclusive == null && !catalogChange && !tables.all()) {
+        // a sequence's values are not transactional and not ordered: one advanced without the cluster lock could hand
+        // this site's concurrent replicated inserts other values than every other site's, and could not be set back
+        if (certifying && exclusive == null && !catalogChange && !tables.all() && !session.advancesSequence(tables)) {
             // no cluster lock: the block runs on its snapshot here and certifies at COMMIT
             readsAndWrites = TableSet.union(readsAndWrites, tables);
             wrote = true;

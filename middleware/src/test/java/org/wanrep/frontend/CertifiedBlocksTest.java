@@ -207,6 +207,52 @@ class CertifiedBlocksTest {
         }
     }
 
+    /**
+     * A block's INSERT into a table with a serial (or identity) column advances a sequence, which is neither
+     * transactional nor ordered: run without the cluster lock, a replicated insert from another site that ran at the
+     * block's origin meanwhile took the next value there only, and the block's ROLLBACK could not give its value back.
+     * The block takes the exclusive lock before that statement instead, so the other insert waits for it everywhere.
+     */
+    @Test
+    void aBlockThatAdvancesASequenceTakesTheExclusiveLockFirst() throws Exception {
+        try (Connection c = cluster.connect(0); Statement st = c.createStatement()) {
+            st.execute("CREATE TABLE serials (id serial PRIMARY KEY, who text NOT NULL)");
+            st.execute("CREATE TABLE idents (id int GENERATED ALWAYS AS IDENTITY PRIMARY KEY, who text NOT NULL)");
+        }
+        ExecutorService pool = Executors.newCachedThreadPool();
+        try {
+            for (String table : List.of("serials", "idents")) {
+                try (Connection x = cluster.connect(0); Connection y = cluster.connect(1)) {
+                    x.setAutoCommit(false);
+                    Statement sx = x.createStatement(), sy = y.createStatement();
+                    sx.executeUpdate("INSERT INTO " + table + " (who) VALUES ('block')");
+                    Future<?> other = pool.submit(() -> sy.executeUpdate("INSERT INTO " + table + " (who) VALUES ('other')"));
+                    try {
+                        other.get(2, TimeUnit.SECONDS);   // without the lock it runs at once, at a too
+                    } catch (java.util.concurrent.TimeoutException expected) {
+                        // it waits for the block's exclusive lock
+                    }
+                    x.rollback();
+                    other.get(30, TimeUnit.SECONDS);
+                }
+                try (Connection c = cluster.connect(0); Statement st = c.createStatement()) {
+                    st.executeUpdate("INSERT INTO " + table + " (who) VALUES ('after')");
+                }
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(cluster.check().values()).containsOnly("same");
+        for (int site = 0; site < 2; site++) {
+            try (Connection c = cluster.pgs.get(site).connect(); Statement st = c.createStatement();
+                 ResultSet r = st.executeQuery("SELECT (SELECT string_agg(id || who, ',' ORDER BY id) FROM serials), (SELECT string_agg(id || who, ',' ORDER BY id) FROM idents)")) {
+                r.next();
+                assertThat(r.getString(1)).as("site %d", site).isEqualTo("1other,2after");
+                assertThat(r.getString(2)).as("site %d", site).isEqualTo("1other,2after");
+            }
+        }
+    }
+
     private static void awaitPrepared(int site) throws Exception {
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         while (true) {

@@ -113,6 +113,7 @@ class InteractiveBlockTest {
         @Override public void catalogChanged() { }
         @Override public String site() { return "a"; }
         @Override public String orderKey() { return "a/1"; }
+        @Override public boolean advancesSequence(org.wanrep.lock.TableSet tables) { return tables.all(); }   // table t has no sequence
         @Override public String sequenceStatesSql() { return org.wanrep.exec.WriteSetSql.sequenceStates(org.wanrep.lock.TableSet.allTables()); }
         @Override public void putBackSequences(String setvals) throws IOException { run("SELECT " + setvals); }
         @Override public InteractiveBlock.WriteSets writeSets() { return null; }
