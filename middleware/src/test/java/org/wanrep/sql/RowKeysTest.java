@@ -198,6 +198,18 @@ class RowKeysTest {
             // an expression unique index may see any column change; deleting takes no unique check
             assertThat(sc.analyze(List.of("UPDATE pair SET v = 2 WHERE a = 1 AND b = 'x'")).tables().rows()).isEmpty();
             assertThat(sc.analyze(List.of("DELETE FROM pair WHERE a = 1 AND b = 'x'")).tables().rows()).isEqualTo(w("public.pair", "1\0x"));
+            // an identity column's sequence has no default expression: two inserts that name no key must still conflict
+            st.execute("CREATE TABLE idents (id int GENERATED ALWAYS AS IDENTITY PRIMARY KEY, who text)");
+            st.execute("CREATE TABLE serials (id serial PRIMARY KEY, who text)");
+            Catalog k2 = Catalog.load(c);
+            SqlClassifier sc2 = new SqlClassifier(() -> k2, Map.of());
+            for (String t : List.of("idents", "serials")) {
+                org.wanrep.lock.TableSet ins = sc2.analyze(List.of("INSERT INTO " + t + " (who) VALUES ('x')")).tables();
+                assertThat(ins.writes()).as(t).contains("public." + t + "_id_seq");
+                assertThat(ins.rows()).as(t).doesNotContainKey("public." + t + "_id_seq");
+                assertThat(sc2.advancesSequence(ins)).as(t).isTrue();
+            }
+            assertThat(sc2.advancesSequence(sc2.analyze(List.of("UPDATE acc SET v = 1 WHERE id = 1")).tables())).isFalse();
         }
     }
 }
