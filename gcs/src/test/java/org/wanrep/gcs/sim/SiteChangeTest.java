@@ -253,6 +253,39 @@ class SiteChangeTest {
         sim.checker.checkEnd(List.of(B, C, d2));
     }
 
+    /**
+     * The sequencer's site removed while its member is cut off: a never delivers its removal and, back in the
+     * view (first in it), leads every flush from outside the epoch: it plans the others' history, takes none of it
+     * (it is a joiner of an unconfigured site) and orders nothing; b, c, d stay primary with b as sequencer.
+     */
+    @Test
+    void aRemovedSequencerSiteThatNeverLearnedOfItLeadsFromOutside() {
+        for (long seed = 21; seed < 26; seed++) {
+            Simulator sim = new Simulator(seed, List.of("a", "b", "c", "d"), "a");
+            sim.runUntil(500);
+            sim.partition(Map.of(A, 1));
+            sim.runUntil(1500);
+            assertThat(sim.isPrimary(B)).isTrue();
+            assertThat(sim.nodes.get(B).core.sequencer()).isEqualTo(B);
+            sim.changeSites(C, List.of("b", "c", "d"));
+            load(sim, 5, B, C, D);
+            sim.runUntil(2000);
+            assertThat(sim.sitesOf(A)).containsExactly("a", "b", "c", "d");
+            sim.heal();
+            sim.runUntil(3000);
+            assertThat(sim.nodes.get(B).core.epochIdentity().leader()).as("seed %d: the flush's leader", seed).isEqualTo(A);
+            assertThat(sim.checker.lastPrimary).containsExactly(B, C, D);
+            for (String m : List.of(B, C, D)) assertThat(sim.nodes.get(m).core.sequencer()).as(m).isEqualTo(B);
+            assertThatThrownBy(() -> sim.send(A, Delivery.SAFE, new byte[1])).hasMessageContaining("is not one of the configured sites");
+            load(sim, 5, B, C, D);
+            sim.newView();   // a leads this one too
+            load(sim, 5, B, C, D);
+            sim.runUntil(4000);
+            for (String m : List.of(B, C, D)) assertThat(sim.isPrimary(m)).as(m).isTrue();
+            sim.checker.checkEnd(List.of(B, C, D));
+        }
+    }
+
     @Test
     void aChangeOfTwoSitesAtOnceIsRefused() {
         Simulator sim = new Simulator(14, List.of("a", "b", "c"), null);
