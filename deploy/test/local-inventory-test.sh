@@ -293,12 +293,16 @@ step check-four check --dir "$TMP/check-four"
 contains "$TMP/step-check-four.out" "all replicas identical"
 contains "$TMP/check-four/cluster.json" "\"name\":\"berkeley\""
 
-log "remove-site: boston leaves; the other three go on"
-step remove-site remove-site --site boston
+log "remove-site: montreal, the first site (the default sequencer), leaves; the other three go on"
+step remove-site remove-site --site montreal
 contains "$TMP/step-remove-site.out" "middleware stopped at its removal"
-sed -i '/^boston /d' "$INV"
-SITES=(montreal chicago berkeley)
-for s in "${SITES[@]}"; do contains "$TMP/sites/$s/wanrep.properties" "sites=montreal,chicago,berkeley"; done
+# its name stays the sequencer setting, so every site, restarted or added later, names the same flush leader
+contains "$INV" "set sequencer=montreal"
+sed -i '/^montreal /d' "$INV"
+SITES=(boston chicago berkeley)
+for s in "${SITES[@]}"; do contains "$TMP/sites/$s/wanrep.properties" "sites=boston,chicago,berkeley" "sequencer=montreal"; done
+"$DEPLOY" validate --inventory "$INV" >"$TMP/validate-after-remove.out" 2>&1 || fail "validate after remove-site: $(cat "$TMP/validate-after-remove.out")"
+contains "$TMP/validate-after-remove.out" "sequencer=montreal"
 sql chicago -c "INSERT INTO hits VALUES ('after-remove', 1)"
 step check-three check --dir "$TMP/check-three"
 contains "$TMP/step-check-three.out" "all replicas identical"
@@ -306,7 +310,7 @@ contains "$TMP/step-check-three.out" "all replicas identical"
 log "a crash: stop --only chicago --kill (kill -9 of its middleware), inserts elsewhere, start --only chicago"
 step kill-chicago stop --only chicago --kill
 contains "$TMP/step-kill-chicago.out" "site chicago: middleware killed (kill -9)"
-for i in 1 2 3 4 5; do sql montreal -c "INSERT INTO hits VALUES ('while-chicago-down', $i)"; done
+for i in 1 2 3 4 5; do sql boston -c "INSERT INTO hits VALUES ('while-chicago-down', $i)"; done
 step restart-chicago start --only chicago
 for _ in $(seq 1 100); do got="$(sql chicago -c "SELECT count(*) FROM hits WHERE site = 'while-chicago-down'" 2>/dev/null)" && [ "$got" = 5 ] && break; sleep 0.2; done
 [ "$got" = 5 ] || fail "chicago after its restart: $got of the 5 inserts made while it was down"

@@ -104,7 +104,7 @@ public final class WanResponseBench {
             }
             OpenLoopUpdates.awaitQuiet(running);
             List<Histogram> hs = List.of(OpenLoopUpdates.run(running, rate, warmup + txns, warmup, (k, site, r) -> SYNTHETIC.updateSql(r), delivery, out));
-            DeliveryBound bound = new DeliveryBound(matrix, config.get("sequencer") == null ? sites.get(0) : config.get("sequencer"));
+            DeliveryBound bound = new DeliveryBound(matrix, config.get("sequencer") == null ? sites.get(0) : config.get("sequencer").split(",")[0].trim());
             Delivery d = Site.delivery(config);
             List<SiteResult> rs = new ArrayList<>();
             for (int i = 0; i < sites.size(); i++) {

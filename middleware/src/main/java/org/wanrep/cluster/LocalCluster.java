@@ -177,9 +177,9 @@ public final class LocalCluster {
         List<String> sites = new ArrayList<>(List.of(cfg.get("sites").split(",")));
         if (!sites.remove(site)) throw new IllegalArgumentException("site " + site + " is not one of the configured sites " + cfg.get("sites"));
         if (sites.isEmpty()) throw new IllegalArgumentException("the last site cannot be removed: 'wanrep cluster down' instead");
+        // the sequencer site may go too: the setting is pinned below, so the remaining sites, restarted ones included,
+        // keep naming the leader the running ones name (the view's first member once no listed site has one)
         String sequencer = cfg.get("sequencer") == null || cfg.get("sequencer").isEmpty() ? cfg.get("sites").split(",")[0] : cfg.get("sequencer");
-        if (sequencer.equals(site))
-            throw new IllegalArgumentException("site " + site + " is the sequencer site (it leads every flush of the group): it cannot be removed");
         ClusterLayout.SiteEntry via = servingSite(layout, site);
         out.printf("site %s: ordering its removal through site %s...%n", site, via.name());
         String now = orderChange(via, "remove", site);

@@ -15,7 +15,7 @@ public final class Settings {
             Setting.of("cluster.name", "wanrep", "group name shared by all sites of one cluster"),
             Setting.of("sites", null, "comma-separated site names in order (default: the latency matrix's sites)"),
             Setting.of("latency_matrix", "none", "WAN emulation: a preset (na4, na8, global5, ca-es-ch, lan), a CSV file, or none"),
-            Setting.of("sequencer", null, "site whose member orders messages (default: the first site)"),
+            Setting.of("sequencer", null, "sites whose member leads every view-change flush and orders messages, comma-separated in order of preference (default: the first site): the first member of the first listed site in the view, else the view's first member. Every site must name the same list and keep it when sites are added or removed (it may name removed sites; cluster add-site/remove-site and wanrep-deploy pin it)"),
             Setting.choice("execution", "symmetric", "who executes update transactions", "symmetric", "primary-copy", "local-copy"),
             Setting.choice("delivery", "safe", "total-order delivery guarantee for update transactions", "agreed", "safe", "opt-safe"),
             Setting.choice("queries", "snapshot", "read-only transactions: local snapshot, or middleware read locks", "snapshot", "locked"),

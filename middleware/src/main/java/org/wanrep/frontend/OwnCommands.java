@@ -185,7 +185,7 @@ final class OwnCommands {
                 org.wanrep.txn.TxnRequest.Kind.SITES, org.wanrep.lock.TableSet.allTables(), "postgres", List.of(), System.currentTimeMillis(), 0);
         try {
             gcs.changeSites(next, org.wanrep.txn.TxnRequestCodec.encode(r));
-        } catch (IllegalArgumentException | org.wanrep.gcs.NotPrimaryException e) {   // e.g. the sequencer site; a minority
+        } catch (IllegalArgumentException | org.wanrep.gcs.NotPrimaryException e) {   // e.g. two sites at once; a minority
             throw new IllegalStateException(e.getMessage(), e);
         }
         long until = System.nanoTime() + 60_000_000_000L;

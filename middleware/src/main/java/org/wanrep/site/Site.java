@@ -204,7 +204,10 @@ public final class Site implements AutoCloseable {
             hosts.add(sc.get("gcs.host") + "[" + sc.getInt("gcs.port") + "]");
         }
         String incarnation = Long.toString(System.currentTimeMillis());
-        GcsSettings gs = new GcsSettings(c.get("cluster.name"), name, incarnation, sites, c.get("sequencer"), c.get("gcs.host"),
+        // default: the first site of the setting, not of the group's set (after the first site's removal the file lacks it,
+        // and a restarted site would name another leader than the running ones)
+        String sequencer = c.get("sequencer") == null || c.get("sequencer").isBlank() ? sites(cluster).get(0) : c.get("sequencer");
+        GcsSettings gs = new GcsSettings(c.get("cluster.name"), name, incarnation, sites, sequencer, c.get("gcs.host"),
                 c.getInt("gcs.port"), hosts, matrix, c.getDouble("gcs.jitter_ms"), c.getInt("gcs.ack_interval_ms"), c.get("gcs.bootstrap").equals("on"))
                 .withSecretFile(c.get("gcs.secret_file").isEmpty() ? null : java.nio.file.Path.of(c.get("gcs.secret_file")));
         FlowControl flow = new FlowControl(name, c.getInt("flow.max_backlog"), c.getInt("flow.wait_timeout_ms"), c.getInt("flow.report_interval_ms"));

@@ -22,8 +22,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /**
  * Membership changes on a running cluster (one cluster, in order): a fourth site is added under load, starts
  * empty, takes a state transfer, catches up and serves, and every replica ends identical with every
- * acknowledged commit; then two sites are removed (4 -> 3 -> 2): each removed site stops by itself when it
- * delivers its removal, the others go on, and with 2 sites left one crash leaves no primary component.
+ * acknowledged commit; then two sites are removed (4 -> 3 -> 2), the second the sequencer's site a under inserts at
+ * the others: each removed site stops by itself when it delivers its removal, the others go on (after a, with another
+ * sequencer) with every acknowledged insert, and with 2 sites left one crash leaves no primary component.
  */
 class SiteMembershipTest {
     /** Why the site stopped by itself, waiting at most 30 s (a site that does not stop fails the test, not hangs it). */
@@ -37,6 +38,24 @@ class SiteMembershipTest {
         }).get(30, java.util.concurrent.TimeUnit.SECONDS);
     }
 
+    /** Inserts at site i until {@code stop}, each acknowledged id into {@code acked}; a failed one (outcome unknown) is not. */
+    private static Thread writer(TestCluster c, int i, String prefix, Set<String> acked, AtomicBoolean stop) {
+        return Thread.ofPlatform().start(() -> {
+            int n = 0;
+            while (!stop.get()) {
+                try (Connection x = c.connect(i); Statement st = x.createStatement()) {
+                    while (!stop.get()) {
+                        String id = prefix + n++;
+                        st.execute("INSERT INTO h (id) VALUES ('" + id + "')");
+                        acked.add(id);
+                    }
+                } catch (SQLException e) {
+                    try { Thread.sleep(100); } catch (InterruptedException x) { return; }
+                }
+            }
+        });
+    }
+
     @Test
     void addASiteUnderLoadThenRemoveTwo() throws Exception {
         Path logs = Files.createTempDirectory("wanrep-membership");
@@ -48,20 +67,7 @@ class SiteMembershipTest {
             Set<String> acked = ConcurrentHashMap.newKeySet();
             for (int i = 0; i < 20; i++) acked.add("before-" + i);
             AtomicBoolean stop = new AtomicBoolean();
-            Thread writer = Thread.ofPlatform().start(() -> {
-                int n = 0;
-                while (!stop.get()) {
-                    try (Connection x = c.connect(1); Statement st = x.createStatement()) {
-                        while (!stop.get()) {
-                            String id = "during-" + n++;
-                            st.execute("INSERT INTO h (id) VALUES ('" + id + "')");
-                            acked.add(id);
-                        }
-                    } catch (SQLException e) {
-                        try { Thread.sleep(100); } catch (InterruptedException x) { return; }
-                    }
-                }
-            });
+            Thread writer = writer(c, 1, "during-", acked, stop);
             Thread.sleep(300);
             // only the replica's own user may change the membership
             assertThat(c.show(0, "SHOW wanrep.sites add d")).isEqualTo("a,b,c,d");
@@ -100,26 +106,50 @@ class SiteMembershipTest {
             try (Connection x = c.connect(3); Statement st = x.createStatement()) {
                 st.execute("INSERT INTO h (id) VALUES ('after-c')");
             }
-            // the sequencer site leads every flush and stays; a change of two sites at once is no change
+            // a site already configured is no change
             try (Connection x = c.connect(1, "preferQueryMode=simple"); Statement st = x.createStatement()) {
-                assertThatThrownBy(() -> st.executeQuery("SHOW wanrep.sites remove a")).hasMessageContaining("sequencer site");
                 assertThatThrownBy(() -> st.executeQuery("SHOW wanrep.sites add b")).hasMessageContaining("already");
             }
-            // 3 -> 2, then one of the two crashing leaves no primary (1 of 2 is no majority)
-            assertThat(c.show(1, "SHOW wanrep.sites remove d")).isEqualTo("a,b");
-            assertThat(stopReason(d)).contains("removed from the cluster");
-            c.stopped(3);
-            try (Connection x = c.connect(0); Statement st = x.createStatement()) {
+            // 3 -> 2: a, the sequencer's site (the first, named by the default), removed under inserts at b and d. It
+            // orders until it leaves; then b and d name the view's first member (no member of a listed site is left)
+            stop.set(false);
+            Set<String> ackedLate = ConcurrentHashMap.newKeySet();
+            List<Thread> writers = List.of(writer(c, 1, "late-b-", ackedLate, stop), writer(c, 3, "late-d-", ackedLate, stop));
+            Thread.sleep(300);
+            assertThat(c.site(0).gcs().view().sequencer()).startsWith("a/");
+            assertThat(c.show(1, "SHOW wanrep.sites remove a")).isEqualTo("b,d");
+            Site sa = c.site(0);
+            assertThat(stopReason(sa)).contains("removed from the cluster");
+            c.stopped(0);
+            for (long until = System.nanoTime() + 30_000_000_000L; System.nanoTime() < until; Thread.sleep(20))
+                if (c.site(1).gcs().view() != null && c.site(1).gcs().view().primary() && c.site(1).gcs().view().members().size() == 2) break;
+            String seq = c.site(1).gcs().view().sequencer();
+            assertThat(seq).as("the sequencer once a is gone").isIn(c.site(1).gcs().view().members()).doesNotStartWith("a/");
+            assertThat(c.site(3).gcs().view().sequencer()).isEqualTo(seq);
+            int ackedAtRemoval = ackedLate.size();
+            // the remaining sites keep acknowledging with the new sequencer
+            for (long until = System.nanoTime() + 30_000_000_000L; System.nanoTime() < until && ackedLate.size() < ackedAtRemoval + 20; ) Thread.sleep(20);
+            stop.set(true);
+            for (Thread w : writers) w.join();
+            assertThat(ackedLate.size()).as("acknowledged after a left").isGreaterThanOrEqualTo(ackedAtRemoval + 20);
+            try (Connection x = c.connect(3); Statement st = x.createStatement()) {
                 st.execute("INSERT INTO h (id) VALUES ('two-left')");
             }
-            assertThat(c.check(List.of(0, 1)).values()).containsOnly("same");
-            assertThat(Files.readString(logs.resolve("a.sites"))).endsWith("\ta,b\n");
+            assertThat(c.check(List.of(1, 3)).values()).containsOnly("same");
+            for (int i : List.of(1, 3)) {
+                try (Connection x = c.pgs.get(i).connect(); Statement st = x.createStatement(); ResultSet rs = st.executeQuery("SELECT id FROM h")) {
+                    Set<String> present = new HashSet<>();
+                    while (rs.next()) present.add(rs.getString(1));
+                    assertThat(present).as("replica %s", c.sites.get(i)).containsAll(acked).containsAll(ackedLate).contains("two-left");
+                }
+            }
+            assertThat(Files.readString(logs.resolve("d.sites"))).endsWith("\tb,d\n");
             c.crash(1);
             long until = System.nanoTime() + 30_000_000_000L;
-            while (c.site(0).gcs().isPrimary() && System.nanoTime() < until) Thread.sleep(20);
-            assertThat(c.site(0).gcs().isPrimary()).as("a alone is 1 of 2 configured sites").isFalse();
+            while (c.site(3).gcs().isPrimary() && System.nanoTime() < until) Thread.sleep(20);
+            assertThat(c.site(3).gcs().isPrimary()).as("d alone is 1 of 2 configured sites").isFalse();
             assertThatThrownBy(() -> {
-                try (Connection x = c.connect(0); Statement st = x.createStatement()) {
+                try (Connection x = c.connect(3); Statement st = x.createStatement()) {
                     st.execute("INSERT INTO h (id) VALUES ('alone')");
                 }
             }).isInstanceOf(SQLException.class);

@@ -53,6 +53,7 @@ public final class TotalOrderCore {
 
     private final String self;
     private final CoreConfig cfg;
+    private final List<String> sequencerSites;
     private final Effects fx;
 
     // --- configured sites: a function of the delivered prefix (changed by ordered messages, see SiteSet)
@@ -120,6 +121,7 @@ public final class TotalOrderCore {
     public TotalOrderCore(String self, CoreConfig cfg, Effects fx) {
         this.self = self;
         this.cfg = cfg;
+        this.sequencerSites = cfg.sequencerSites();
         this.fx = fx;
         this.sites = cfg.sites();
         this.mayBootstrap = cfg.mayBootstrap();
@@ -178,9 +180,8 @@ public final class TotalOrderCore {
         if (SiteSet.apply(sites, newSites) == null && (lastProposed == null || SiteSet.apply(lastProposed, newSites) == null))
             throw new IllegalArgumentException("a configuration change adds or removes exactly one site: " + sites + " -> " + newSites);
         lastProposed = List.copyOf(newSites);
-        // every member, and every restarted one, must name the same flush leader from its settings alone
-        if (!newSites.contains(cfg.sequencerSite()))
-            throw new IllegalArgumentException("site " + cfg.sequencerSite() + " is the sequencer site (it leads every flush): it cannot be removed");
+        // the sequencer's site too: the leader is named from the view and the static preference list alone
+        // (sequencerOf), so running, restarted and new members agree whatever the set in force
         return multicast(payload, Delivery.SAFE, List.copyOf(newSites), now);
     }
 
@@ -735,9 +736,18 @@ public final class TotalOrderCore {
         return s;
     }
 
-    /** The sequencer of a view: the first member of the configured sequencer site, else the first member. */
+    /**
+     * The sequencer of a view (a flush's leader) or of an epoch: the first member of the first listed sequencer
+     * site that has one in {@code ms}, else the first member (JGroups' view order, the same everywhere). A pure
+     * function of the members and the static setting, never of the configured sites: members may differ on
+     * those while a change is delivered at some and not yet at others, and must still name one leader. So a
+     * listed site that was removed may lead a flush while its member is still in the view; it takes no part in
+     * the epoch it plans (the plan leaves members of unconfigured sites out), and an epoch's sequencer is taken
+     * from the epoch's members, so it never orders the new epoch's messages.
+     */
     public String sequencerOf(List<String> ms) {
-        for (String m : ms) if (Members.siteOf(m).equals(cfg.sequencerSite())) return m;
+        for (String site : sequencerSites)
+            for (String m : ms) if (Members.siteOf(m).equals(site)) return m;
         return ms.get(0);
     }
 

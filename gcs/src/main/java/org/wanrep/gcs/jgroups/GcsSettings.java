@@ -12,7 +12,7 @@ import java.util.Objects;
  * @param site          this member's site
  * @param incarnation   distinguishes restarts of a site (member name is {@code site/incarnation})
  * @param sites         configured sites (primary component = majority of these)
- * @param sequencerSite null: the first configured site
+ * @param sequencerSite the sequencer sites in order of preference, comma-separated ({@code CoreConfig}); null: the first configured site
  * @param bindHost      address to bind, e.g. 127.0.0.1
  * @param bindPort      JGroups TCP port of this member
  * @param initialHosts  every member's {@code host[port]}, for discovery

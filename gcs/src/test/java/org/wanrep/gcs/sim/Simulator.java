@@ -308,8 +308,8 @@ public final class Simulator {
      * with {@code configured} sites (what its files say), never bootstrapping a group of its own.
      */
     public String addSite(String site, List<String> configured) {
-        Node n = addNode(site, new CoreConfig(configured, configured.contains(cfg.sequencerSite()) ? cfg.sequencerSite() : null,
-                cfg.ackIntervalMs(), cfg.maxOrderBatch(), false), false);
+        // the sequencer setting is pinned to the running members' one (cluster add-site does so), listed sites or not
+        Node n = addNode(site, new CoreConfig(configured, cfg.sequencerSite(), cfg.ackIntervalMs(), cfg.maxOrderBatch(), false), false);
         scheduleMembership(10 + rnd.nextInt(100));
         return n.name;
     }
@@ -337,6 +337,16 @@ public final class Simulator {
 
     /** Restarts a site as a new incarnation; returns the new member's name. */
     public String restartSite(String site) { return restart(site).name; }
+
+    /**
+     * Restarts a site as a new incarnation whose files name {@code configured} sites (the set the group last
+     * gave it, as the middleware's {@code SITE.sites}) and the same sequencer setting as every other member.
+     */
+    public String restartSite(String site, List<String> configured) {
+        Node n = addNode(site, new CoreConfig(configured, cfg.sequencerSite(), cfg.ackIntervalMs(), cfg.maxOrderBatch(), false), false);
+        scheduleMembership(10 + rnd.nextInt(100));
+        return n.name;
+    }
 
     public long now() { return now; }
 
