@@ -14,7 +14,7 @@ import java.sql.SQLException;
 @Command(name = "wanrep", mixinStandardHelpOptions = true, version = "wanrep 0.1.0",
         description = "Consistent PostgreSQL replication middleware for wide-area networks.",
         subcommands = {DemoCommand.class, EmulateCommand.class, ExperimentCommand.class, MiddlewareCommand.class, ClusterCommand.class, ProxyBenchCommand.class, PeerBenchCommand.class,
-                WanBenchCommand.class, WriteSetBenchCommand.class, CaptureBenchCommand.class, ApplyBenchCommand.class, EmulatorBenchCommand.class,
+                WanBenchCommand.class, CertifyBenchCommand.class, WriteSetBenchCommand.class, CaptureBenchCommand.class, ApplyBenchCommand.class, EmulatorBenchCommand.class,
                 GcsBenchCommand.class, GcsTargetsCommand.class, HistoryCheckCommand.class, LockBenchCommand.class, RejoinBenchCommand.class, PauseBenchCommand.class, AddSiteBenchCommand.class, CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
     @CommandLine.Spec CommandLine.Model.CommandSpec spec;
