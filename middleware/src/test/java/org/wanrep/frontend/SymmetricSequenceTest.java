@@ -39,6 +39,8 @@ class SymmetricSequenceTest {
         })) {
             try (Connection conn = c.connect(0); Statement st = conn.createStatement()) {
                 st.execute("CREATE TABLE seqd(id serial PRIMARY KEY, site int)");
+                // an identity column outside any key: the insert locks no row, only its sequence makes two of them conflict
+                st.execute("CREATE TABLE idlog(n int GENERATED ALWAYS AS IDENTITY, site int)");
             }
             c.awaitQuiescent();
             List<Throwable> failures = new CopyOnWriteArrayList<>();
@@ -47,7 +49,10 @@ class SymmetricSequenceTest {
                 int site = s;
                 ts.add(Thread.ofPlatform().start(() -> {
                     try (Connection conn = c.connect(site); Statement st = conn.createStatement()) {
-                        for (int k = 0; k < 15; k++) st.execute("INSERT INTO seqd(site) VALUES (" + site + ")");
+                        for (int k = 0; k < 15; k++) {
+                            st.execute("INSERT INTO seqd(site) VALUES (" + site + ")");
+                            st.execute("INSERT INTO idlog(site) VALUES (" + site + ")");
+                        }
                     } catch (Throwable e) {
                         failures.add(e);
                     }

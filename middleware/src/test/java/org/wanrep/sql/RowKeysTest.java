@@ -201,9 +201,11 @@ class RowKeysTest {
             // an identity column's sequence has no default expression: two inserts that name no key must still conflict
             st.execute("CREATE TABLE idents (id int GENERATED ALWAYS AS IDENTITY PRIMARY KEY, who text)");
             st.execute("CREATE TABLE serials (id serial PRIMARY KEY, who text)");
+            // no key at all: the insert locks no row of the table, so only the sequence makes two of them conflict
+            st.execute("CREATE TABLE idlog (id int GENERATED ALWAYS AS IDENTITY, who text)");
             Catalog k2 = Catalog.load(c);
             SqlClassifier sc2 = new SqlClassifier(() -> k2, Map.of());
-            for (String t : List.of("idents", "serials")) {
+            for (String t : List.of("idents", "serials", "idlog")) {
                 org.wanrep.lock.TableSet ins = sc2.analyze(List.of("INSERT INTO " + t + " (who) VALUES ('x')")).tables();
                 assertThat(ins.writes()).as(t).contains("public." + t + "_id_seq");
                 assertThat(ins.rows()).as(t).doesNotContainKey("public." + t + "_id_seq");
