@@ -169,7 +169,7 @@ public final class WriteSetApplier implements AutoCloseable {
         return groups;
     }
 
-    /** The statement for a row; it depends only on the row's shape, never on its values (NULL keys aside). */
+    /** The statement for a row; it depends only on the row's shape, never on its values (NULL keys, and key columns an UPDATE leaves alone, aside). */
     static String sql(RowChange r) {
         return render(r, v -> "?");
     }
@@ -182,19 +182,21 @@ public final class WriteSetApplier implements AutoCloseable {
             case INSERT -> {
                 s.append("INSERT INTO ").append(table).append(" (");
                 for (int i = 0; i < r.values().size(); i++) s.append(i == 0 ? "" : ", ").append(quote(r.values().get(i).name()));
-                s.append(") VALUES (");
+                // the executor's values, identity columns' too (GENERATED ALWAYS refuses them otherwise; no effect elsewhere)
+                s.append(") OVERRIDING SYSTEM VALUE VALUES (");
                 for (int i = 0; i < r.values().size(); i++) s.append(i == 0 ? "" : ", ").append(param.apply(r.values().get(i).value())).append("::").append(r.values().get(i).type());
                 s.append(')');
             }
             case UPDATE -> {
                 s.append("UPDATE ").append(table).append(" SET ");
-                if (r.values().isEmpty()) {
+                if (setColumns(r).isEmpty()) {
                     String k = quote(r.key().get(0).name());
                     s.append(k).append(" = ").append(k);   // nothing but TOAST-unchanged columns: still check the row is there
                 }
-                for (int i = 0; i < r.values().size(); i++) {
-                    ColumnValue v = r.values().get(i);
-                    s.append(i == 0 ? "" : ", ").append(quote(v.name())).append(" = ").append(param.apply(v.value())).append("::").append(v.type());
+                boolean first = true;
+                for (ColumnValue v : setColumns(r)) {
+                    s.append(first ? "" : ", ").append(quote(v.name())).append(" = ").append(param.apply(v.value())).append("::").append(v.type());
+                    first = false;
                 }
                 where(s, r.key(), param);
             }
@@ -204,6 +206,23 @@ public final class WriteSetApplier implements AutoCloseable {
             }
         }
         return s.toString();
+    }
+
+    /**
+     * The columns an UPDATE sets: its new values, less key columns it leaves as they were (the WHERE clause already
+     * pins them). A GENERATED ALWAYS identity column, a primary key as a rule, can only be updated to DEFAULT, so
+     * setting it even to its own value fails; one that did change (to DEFAULT at the executor) still fails here,
+     * which stops the site rather than keep another value.
+     */
+    static List<ColumnValue> setColumns(RowChange r) {
+        List<ColumnValue> out = new ArrayList<>(r.values().size());
+        for (ColumnValue v : r.values()) {
+            boolean unchangedKey = false;
+            for (ColumnValue k : r.key())
+                if (k.name().equals(v.name()) && !k.isNull() && !v.isNull() && k.value().equals(v.value())) unchangedKey = true;
+            if (!unchangedKey) out.add(v);
+        }
+        return out;
     }
 
     private static void where(StringBuilder s, List<ColumnValue> key, java.util.function.UnaryOperator<String> param) {
@@ -226,7 +245,7 @@ public final class WriteSetApplier implements AutoCloseable {
         }
         for (RowChange r : g.rows()) {
             int i = 1;
-            for (ColumnValue v : r.values()) bind(ps, i++, v.value());
+            for (ColumnValue v : r.action() == Action.UPDATE ? setColumns(r) : r.values()) bind(ps, i++, v.value());
             if (r.action() != Action.INSERT)
                 for (ColumnValue k : r.key()) if (!k.isNull()) bind(ps, i++, k.value());
             ps.addBatch();

@@ -26,7 +26,16 @@ class WriteSetApplierPlanTest {
         RowChange full = new RowChange("s", "t", Action.DELETE, List.of(new ColumnValue("a", "integer", "1"), new ColumnValue("b", "text", null)), List.of());
         assertThat(WriteSetApplier.sql(full)).isEqualTo("DELETE FROM \"s\".\"t\" WHERE \"a\" = ?::integer AND \"b\" IS NULL");
         RowChange ins = new RowChange("s", "t", Action.INSERT, List.of(), List.of(new ColumnValue("a", "integer", null), new ColumnValue("b", "text", "x\\y")));
-        assertThat(WriteSetApplier.literalSql(ins)).isEqualTo("INSERT INTO \"s\".\"t\" (\"a\", \"b\") VALUES (NULL::integer, 'x\\y'::text)");
+        assertThat(WriteSetApplier.literalSql(ins)).isEqualTo("INSERT INTO \"s\".\"t\" (\"a\", \"b\") OVERRIDING SYSTEM VALUE VALUES (NULL::integer, 'x\\y'::text)");
+        // a key column the update leaves as it was is not set (a GENERATED ALWAYS identity key refuses even its own value)
+        RowChange same = new RowChange("s", "t", Action.UPDATE, List.of(new ColumnValue("id", "integer", "7")),
+                List.of(new ColumnValue("id", "integer", "7"), new ColumnValue("v", "text", "x")));
+        assertThat(WriteSetApplier.sql(same)).isEqualTo("UPDATE \"s\".\"t\" SET \"v\" = ?::text WHERE \"id\" = ?::integer");
+        RowChange moved = new RowChange("s", "t", Action.UPDATE, List.of(new ColumnValue("id", "integer", "7")),
+                List.of(new ColumnValue("id", "integer", "8"), new ColumnValue("v", "text", "x")));
+        assertThat(WriteSetApplier.sql(moved)).isEqualTo("UPDATE \"s\".\"t\" SET \"id\" = ?::integer, \"v\" = ?::text WHERE \"id\" = ?::integer");
+        RowChange onlyKey = new RowChange("s", "t", Action.UPDATE, List.of(new ColumnValue("id", "integer", "7")), List.of(new ColumnValue("id", "integer", "7")));
+        assertThat(WriteSetApplier.sql(onlyKey)).isEqualTo("UPDATE \"s\".\"t\" SET \"id\" = \"id\" WHERE \"id\" = ?::integer");
     }
 
     @Test
