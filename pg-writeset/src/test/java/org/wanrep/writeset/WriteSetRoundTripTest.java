@@ -45,8 +45,9 @@ class WriteSetRoundTripTest {
             CREATE TABLE nopk(a int, b text);
             CREATE TABLE fullid(a int, b text, c jsonb);
             ALTER TABLE fullid REPLICA IDENTITY FULL;
+            CREATE TABLE gen(id int GENERATED ALWAYS AS IDENTITY PRIMARY KEY, a int, twice int GENERATED ALWAYS AS (a * 2) STORED);
             """;
-    static final List<String> REPLICATED = List.of("public.types", "public.acct", "public.audit", "public.fullid");
+    static final List<String> REPLICATED = List.of("public.types", "public.acct", "public.audit", "public.fullid", "public.gen");
 
     LocalPostgres a, b;
     Connection ca, cb, applyConn;
@@ -160,6 +161,18 @@ class WriteSetRoundTripTest {
         try (Statement st = cb.createStatement(); ResultSet rs = st.executeQuery("SELECT count(*), sum(bal) FROM acct")) {
             rs.next();
             assertThat(rs.getInt(1)).isEqualTo(151);
+        }
+    }
+
+    /** Identity (GENERATED ALWAYS) and generated columns refuse explicit values: the executor's rows still apply. */
+    @Test
+    void identityAndGeneratedColumns() throws Exception {
+        ship("INSERT INTO gen(a) VALUES (1), (2), (3)");
+        ship("UPDATE gen SET a = a + 10 WHERE id >= 2", "DELETE FROM gen WHERE id = 1");
+        assertSameContents();
+        try (Statement st = cb.createStatement(); ResultSet rs = st.executeQuery("SELECT string_agg(id || ':' || a || ':' || twice, ',' ORDER BY id) FROM gen")) {
+            rs.next();
+            assertThat(rs.getString(1)).isEqualTo("2:12:24,3:13:26");
         }
     }
 

@@ -54,6 +54,13 @@ public final class WriteSetApplier implements AutoCloseable {
 
     private final Statement literalBatch;
 
+    /**
+     * Generated (STORED) columns per table ("schema.table"), which wal2json reports with the row but PostgreSQL
+     * refuses values for (428C9): the target computes them itself. Read on first sight of a table, and again when
+     * an apply is refused for that reason (a column made generated since).
+     */
+    private final Map<String, java.util.Set<String>> generated = new HashMap<>();
+
     public WriteSetApplier(Connection connection, String originName) throws SQLException {
         this.c = connection;
         c.setAutoCommit(true);
@@ -114,6 +121,16 @@ public final class WriteSetApplier implements AutoCloseable {
      */
     public boolean apply(WriteSet ws, InTransaction around) throws SQLException {
         try {
+            return applyOnce(ws, around);
+        } catch (SQLException e) {
+            if (!"428C9".equals(e.getSQLState()) || generated.isEmpty()) throw e;
+            generated.clear();   // a column became generated since we looked: look again, once
+            return applyOnce(ws, around);
+        }
+    }
+
+    private boolean applyOnce(WriteSet ws, InTransaction around) throws SQLException {
+        try {
             if (!around.before(c)) {
                 c.rollback();
                 return false;
@@ -124,7 +141,7 @@ public final class WriteSetApplier implements AutoCloseable {
             List<RowChange> literalRows = new ArrayList<>();
             literal.add("SET CONSTRAINTS ALL DEFERRED");   // deferrable checks see the result, as at the origin
             literalRows.add(null);
-            for (Group g : plan(ws.rows())) {
+            for (Group g : plan(withoutGenerated(ws.rows()))) {
                 if (g.rows().size() >= PREPARED_FROM) {
                     runLiteral(literal, literalRows);
                     runPrepared(g);
@@ -143,6 +160,35 @@ public final class WriteSetApplier implements AutoCloseable {
             throw e;
         }
         return true;
+    }
+
+    /** The rows without the values of generated columns (looked up in this transaction for tables not seen yet). */
+    private List<RowChange> withoutGenerated(List<RowChange> rows) throws SQLException {
+        java.util.Set<String> unknown = new java.util.TreeSet<>();
+        for (RowChange r : rows) if (!generated.containsKey(r.qualifiedTable())) unknown.add(r.qualifiedTable());
+        if (!unknown.isEmpty()) {
+            for (String t : unknown) generated.put(t, new java.util.HashSet<>());
+            try (PreparedStatement ps = c.prepareStatement("SELECT n.nspname || '.' || c.relname, a.attname FROM pg_catalog.pg_attribute a "
+                    + "JOIN pg_catalog.pg_class c ON c.oid = a.attrelid JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+                    + "WHERE a.attgenerated <> '' AND NOT a.attisdropped AND a.attnum > 0 AND n.nspname || '.' || c.relname = ANY (?)")) {
+                ps.setArray(1, c.createArrayOf("text", unknown.toArray()));
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) generated.get(rs.getString(1)).add(rs.getString(2));
+                }
+            }
+        }
+        List<RowChange> out = new ArrayList<>(rows.size());
+        for (RowChange r : rows) {
+            java.util.Set<String> gen = generated.get(r.qualifiedTable());
+            if (gen.isEmpty() || r.values().isEmpty()) {
+                out.add(r);
+                continue;
+            }
+            List<ColumnValue> vals = new ArrayList<>(r.values().size());
+            for (ColumnValue v : r.values()) if (!gen.contains(v.name())) vals.add(v);
+            out.add(new RowChange(r.schema(), r.table(), r.action(), r.key(), vals));
+        }
+        return out;
     }
 
     /** From this many rows of one shape on, a prepared batch beats literal statements (parsed and planned per row). */
