@@ -426,10 +426,13 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
     /**
      * Our BEGIN: read committed (locks already serialize), then in one statement the origin's session
      * settings (not at the origin, whose client's own session has them), the transaction time and
-     * the seed of random(). Everything is SET LOCAL, gone at the end of the block.
+     * the seed of random(). Everything is SET LOCAL, gone at the end of the block. DISCARD SEQUENCES first: a
+     * sequence with CACHE n hands a backend n values at a time, and which backend runs a transaction differs between
+     * sites, so a value cached by an earlier one would make this one's nextval differ; with nothing cached, each
+     * transaction takes its values from the sequence itself, in delivery order (their locks serialize them).
      */
     static String beginSql(TxnRequest r, boolean atOrigin) {
-        StringBuilder b = new StringBuilder("BEGIN ISOLATION LEVEL READ COMMITTED");
+        StringBuilder b = new StringBuilder("BEGIN ISOLATION LEVEL READ COMMITTED; DISCARD SEQUENCES");
         List<String> calls = new ArrayList<>();
         if (!atOrigin)
             for (Map.Entry<String, String> s : new java.util.TreeMap<>(r.settings()).entrySet())

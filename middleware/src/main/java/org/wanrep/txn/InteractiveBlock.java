@@ -308,7 +308,15 @@ public final class InteractiveBlock {
             return false;
         }
         // sequences are not transactional: if the block ends without shipping its log, what it advanced here (and
-        // nowhere else) is set back, while the lock still keeps every other update away
+        // nowhere else) is set back, while the lock still keeps every other update away. And a sequence with CACHE n
+        // may have values cached on this backend that no other site's would have: the block's log replays elsewhere
+        // on a backend with none cached (the executors' BEGIN discards them), so it starts from none here too
+        PgError d = session.run("DISCARD SEQUENCES");
+        if (d != null) {
+            end();
+            raise(unit, d);
+            return false;
+        }
         String[] states = {null};
         PgError e = session.runCollecting(session.sequenceStatesSql(), row -> { if (!row.isEmpty()) states[0] = row.get(0); });
         if (e != null) {

@@ -41,6 +41,9 @@ class SymmetricSequenceTest {
                 st.execute("CREATE TABLE seqd(id serial PRIMARY KEY, site int)");
                 // an identity column outside any key: the insert locks no row, only its sequence makes two of them conflict
                 st.execute("CREATE TABLE idlog(n int GENERATED ALWAYS AS IDENTITY, site int)");
+                // a cached sequence hands a backend 20 values at a time: which backend runs an insert differs by site
+                st.execute("CREATE SEQUENCE cached CACHE 20");
+                st.execute("CREATE TABLE cachedt(id bigint DEFAULT nextval('cached') PRIMARY KEY, site int)");
             }
             c.awaitQuiescent();
             List<Throwable> failures = new CopyOnWriteArrayList<>();
@@ -52,6 +55,7 @@ class SymmetricSequenceTest {
                         for (int k = 0; k < 15; k++) {
                             st.execute("INSERT INTO seqd(site) VALUES (" + site + ")");
                             st.execute("INSERT INTO idlog(site) VALUES (" + site + ")");
+                            st.execute("INSERT INTO cachedt(site) VALUES (" + site + ")");
                         }
                     } catch (Throwable e) {
                         failures.add(e);
@@ -60,6 +64,14 @@ class SymmetricSequenceTest {
             }
             for (Thread t : ts) t.join();
             assertThat(failures).isEmpty();
+            // a block on a backend that has values cached from its own autocommit insert: elsewhere its log replays
+            // on a backend with none cached
+            try (Connection conn = c.connect(0); Statement st = conn.createStatement()) {
+                st.execute("INSERT INTO cachedt(site) VALUES (10)");
+                conn.setAutoCommit(false);
+                st.execute("INSERT INTO cachedt(site) VALUES (11)");
+                conn.commit();
+            }
             Map<String, String> verdict = c.check();
             System.out.println("reordered " + wrappers.stream().mapToInt(w -> w.reordered).sum() + "; " + verdict);
             assertThat(verdict).allSatisfy((t, v) -> assertThat(v).as(t).isEqualTo("same"));
