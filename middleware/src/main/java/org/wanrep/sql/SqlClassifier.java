@@ -168,7 +168,7 @@ public final class SqlClassifier extends UnitClassifier {
         } else if (!LITERALS_MATTER.get()) {
             if (byShape.size() > 20_000) byShape.clear();
             byShape.put(shape, a);
-        } else if (template[0] != null) {
+        } else if (template[0] != null && !stmt.toLowerCase(Locale.ROOT).contains("current_setting")) {   // (its verdict is the literal's)
             // row locks depend on the literals the shape hides: the shape parsed with parameters, kept
             // only if it gives this text the keys the text itself gave
             RowTemplate t = shapeTemplate(shape, lits.size(), template[0]);
@@ -231,6 +231,13 @@ public final class SqlClassifier extends UnitClassifier {
             if (t == null) unknownFunction = true;
             else configured = configured == null ? t : union(configured, t);
         }
+        boolean symmetric = update && (!writeSets || kw.catalogChange()) && !definesOnly(stmt);
+        if (symmetric) {
+            // which setting current_setting() reads is a literal: texts of one shape may differ in the verdict
+            if (stmt.toLowerCase(Locale.ROOT).contains("current_setting")) LITERALS_MATTER.set(true);
+            String local = SiteLocal.reason(stmt);
+            if (local != null) return refusedNonDeterministic(local);
+        }
         if (unknownFunction) return new UnitAnalysis(Route.UPDATE, TableSet.allTables(), kw.random(), kw.timeFunctions(), true, null);
         if (!update && configured == null && !isQuery(stmt)) return kw;   // SET, SHOW, VACUUM...: nothing to lock
         Set<String> reads = new HashSet<>(), writes = new HashSet<>();
@@ -250,7 +257,11 @@ public final class SqlClassifier extends UnitClassifier {
         } catch (RuntimeException e) {
             return notFollowed(kw, configured);
         }
-        for (String n : named) reads.add(cat.resolve(n));
+        for (String n : named) {
+            // a catalog or statistics view holds this site's own values (OIDs, counters, settings)
+            if (symmetric && SiteLocal.systemRelation(n, cat)) return refusedNonDeterministic("reading " + n);
+            reads.add(cat.resolve(n));
+        }
         String insertTarget = null;
         switch (parsed) {
             case Insert i -> { writes.add(insertTarget = cat.resolve(name(i.getTable()))); }

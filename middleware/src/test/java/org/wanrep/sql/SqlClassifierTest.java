@@ -107,6 +107,39 @@ class SqlClassifierTest {
         assertThat(a("UPDATE accounts SET balance = random() * 10").random()).isTrue();
     }
 
+    /** Values that belong to one site (system columns, OIDs, server settings, catalogs and statistics) are refused in updates. */
+    @Test
+    void siteLocalValuesAreRefusedInUpdates() {
+        for (String sql : List.of(
+                "INSERT INTO history SELECT id, xmin::text FROM accounts",
+                "UPDATE accounts SET note = ctid::text WHERE id = 1",
+                "INSERT INTO history VALUES (1, 'accounts'::regclass::oid)",
+                "INSERT INTO history VALUES (1, CAST('accounts'::regclass AS oid))",
+                "INSERT INTO history VALUES (1, current_setting('port'))",
+                "INSERT INTO history VALUES (1, current_setting(name)) ",
+                "INSERT INTO history SELECT 1, count(*) FROM pg_stat_activity",
+                "INSERT INTO history SELECT 1, setting FROM pg_catalog.pg_settings WHERE name = 'port'",
+                "INSERT INTO history SELECT 1, relname FROM pg_class",
+                "CREATE TABLE snap AS SELECT * FROM pg_stat_activity")) {
+            UnitAnalysis r = a(sql);
+            assertThat(r.route()).as(sql).isEqualTo(Route.REFUSED);
+            assertThat(r.error().sqlState()).as(sql).isEqualTo("0A000");
+        }
+        // the same read alike everywhere: carried and custom settings, a column merely labelled so, definitions, queries
+        for (String sql : List.of(
+                "INSERT INTO history VALUES (1, current_setting('TimeZone'))",
+                "INSERT INTO history VALUES (1, current_setting('app.user_id'))",
+                "INSERT INTO history SELECT id, balance AS xmin FROM accounts",
+                "INSERT INTO history VALUES (1, 'it''s xmin and pg_class')",
+                "CREATE VIEW sessions AS SELECT count(*) FROM pg_stat_activity"))
+            assertThat(a(sql).route()).as(sql).isEqualTo(Route.UPDATE);
+        // one shape, two verdicts: the setting's name is a literal
+        assertThat(a("UPDATE accounts SET note = current_setting('app.x') WHERE id = 1").route()).isEqualTo(Route.UPDATE);
+        assertThat(a("UPDATE accounts SET note = current_setting('port') WHERE id = 2").route()).isEqualTo(Route.REFUSED);
+        assertThat(a("SELECT xmin, ctid FROM accounts").route()).isEqualTo(Route.LOCAL);
+        assertThat(a("SELECT count(*) FROM pg_stat_activity").route()).isEqualTo(Route.LOCAL);
+    }
+
     @Test
     void textsThatDifferOnlyInConstantsShareOneAnalysis() {
         assertThat(SqlText.normalize("UPDATE t SET v = v + 1 WHERE id = 42 AND s = 'x''y'")).isEqualTo("UPDATE t SET v = v + ? WHERE id = ? AND s = ?");
