@@ -55,6 +55,30 @@ public final class SiteLocal {
         return null;
     }
 
+    /**
+     * Whether {@code stmt} orders its rows: an ORDER BY anywhere in it (not proven to be on a unique key, nor in the
+     * subquery that needs it: a first line of defence). Rows otherwise come in each replica's physical order, which
+     * differs once vacuum or a state transfer has placed rows differently.
+     */
+    public static boolean ordered(String stmt) {
+        List<SqlLexer.Token> ts = SqlLexer.tokens(stmt).stream().filter(SqlLexer.Token::significant).toList();
+        for (int i = 0; i + 1 < ts.size(); i++)
+            if (ts.get(i).word() && ts.get(i).identifier(stmt).equals("order") && ts.get(i + 1).word() && ts.get(i + 1).identifier(stmt).equals("by"))
+                return true;
+        return false;
+    }
+
+    /** Why {@code stmt} picks rows by each replica's order (LIMIT, OFFSET or FETCH without ORDER BY), or null. */
+    public static String unorderedLimit(String stmt) {
+        for (SqlLexer.Token t : SqlLexer.tokens(stmt)) {
+            if (!t.word()) continue;
+            String w = t.identifier(stmt);
+            if ((w.equals("limit") || w.equals("offset") || w.equals("fetch")) && !ordered(stmt))
+                return w.toUpperCase(Locale.ROOT) + " without ORDER BY (which rows it picks depends on each replica's physical order)";
+        }
+        return null;
+    }
+
     /** Whether the {@code AS} before token {@code i} belongs to a {@code CAST(... AS oid)}: a CAST( opened before it and not yet closed. */
     private static boolean castContext(String stmt, List<SqlLexer.Token> ts, int i) {
         int depth = 0;

@@ -8,6 +8,7 @@ import net.sf.jsqlparser.statement.insert.Insert;
 import net.sf.jsqlparser.statement.merge.Merge;
 import net.sf.jsqlparser.statement.select.PlainSelect;
 import net.sf.jsqlparser.statement.select.Select;
+import net.sf.jsqlparser.statement.select.Values;
 import net.sf.jsqlparser.statement.truncate.Truncate;
 import net.sf.jsqlparser.statement.update.Update;
 import net.sf.jsqlparser.util.TablesNamesFinder;
@@ -236,6 +237,7 @@ public final class SqlClassifier extends UnitClassifier {
             // which setting current_setting() reads is a literal: texts of one shape may differ in the verdict
             if (stmt.toLowerCase(Locale.ROOT).contains("current_setting")) LITERALS_MATTER.set(true);
             String local = SiteLocal.reason(stmt);
+            if (local == null) local = SiteLocal.unorderedLimit(stmt);
             if (local != null) return refusedNonDeterministic(local);
         }
         if (unknownFunction) return new UnitAnalysis(Route.UPDATE, TableSet.allTables(), kw.random(), kw.timeFunctions(), true, null);
@@ -264,7 +266,17 @@ public final class SqlClassifier extends UnitClassifier {
         }
         String insertTarget = null;
         switch (parsed) {
-            case Insert i -> { writes.add(insertTarget = cat.resolve(name(i.getTable()))); }
+            case Insert i -> {
+                writes.add(insertTarget = cat.resolve(name(i.getTable())));
+                // rows from a query take their sequence values in the order the query returns them
+                // (from tables: generate_series, VALUES and other functions give their rows in one order everywhere)
+                String target = insertTarget;
+                boolean fromTables = named.stream().anyMatch(n -> !cat.resolve(n).equals(target));
+                if (symmetric && fromTables && i.getSelect() != null && !(i.getSelect() instanceof Values)
+                        && cat.defaultSequences.containsKey(insertTarget) && !SiteLocal.ordered(stmt))
+                    return refusedNonDeterministic("INSERT ... SELECT without ORDER BY into " + insertTarget
+                            + ", whose defaults take sequence values (which row gets which value depends on each replica's physical order),");
+            }
             case Update u -> writes.add(cat.resolve(name(u.getTable())));
             case Delete d -> {
                 if (d.getTable() != null) writes.add(cat.resolve(name(d.getTable())));

@@ -133,6 +133,20 @@ class SqlClassifierTest {
                 "INSERT INTO history VALUES (1, 'it''s xmin and pg_class')",
                 "CREATE VIEW sessions AS SELECT count(*) FROM pg_stat_activity"))
             assertThat(a(sql).route()).as(sql).isEqualTo(Route.UPDATE);
+        // rows picked or numbered by each replica's physical order
+        for (String sql : List.of(
+                "DELETE FROM history WHERE id IN (SELECT id FROM history LIMIT 3)",
+                "UPDATE accounts SET balance = 0 WHERE id = (SELECT id FROM accounts OFFSET 2 FETCH FIRST 1 ROW ONLY)",
+                "INSERT INTO orders(note) SELECT name FROM items"))
+            assertThat(a(sql).route()).as(sql).isEqualTo(Route.REFUSED);
+        for (String sql : List.of(
+                "DELETE FROM history WHERE id IN (SELECT id FROM history ORDER BY id LIMIT 3)",
+                "INSERT INTO orders(note) SELECT name FROM items ORDER BY id",
+                "INSERT INTO history SELECT id, name FROM items",          // no sequence: the set is the same everywhere
+                "INSERT INTO orders(note) VALUES ('a'), ('b')",
+                "INSERT INTO orders(note) SELECT 'n' || g FROM generate_series(1, 10) g"))
+            assertThat(a(sql).route()).as(sql).isEqualTo(Route.UPDATE);
+        assertThat(a("SELECT * FROM items LIMIT 3").route()).isEqualTo(Route.LOCAL);
         // one shape, two verdicts: the setting's name is a literal
         assertThat(a("UPDATE accounts SET note = current_setting('app.x') WHERE id = 1").route()).isEqualTo(Route.UPDATE);
         assertThat(a("UPDATE accounts SET note = current_setting('port') WHERE id = 2").route()).isEqualTo(Route.REFUSED);
