@@ -44,6 +44,10 @@ public final class SiteLocal {
                 return "the system column " + w;
             if (w.equals("oid") && prev != null && (prev.is(stmt, "::") || (prev.word() && prev.identifier(stmt).equals("as") && castContext(stmt, ts, i))))
                 return "a cast to oid (OIDs differ between replicas)";
+            // a cursor's rows come in each replica's order unless its query sorted them, which this statement cannot show
+            if (w.equals("current") && next != null && next.word() && next.identifier(stmt).equals("of") && prev != null && prev.word()
+                    && prev.identifier(stmt).equals("where"))
+                return "WHERE CURRENT OF a cursor (its rows may come in another order at another site; name the row by its key)";
             if (w.equals("current_setting") && called) {
                 SqlLexer.Token arg = i + 2 < ts.size() ? ts.get(i + 2) : null;
                 String name = arg != null && arg.kind() == SqlLexer.Kind.STRING && arg.text(stmt).startsWith("'")

@@ -136,6 +136,7 @@ class SqlClassifierTest {
         // rows picked or numbered by each replica's physical order
         for (String sql : List.of(
                 "DELETE FROM history WHERE id IN (SELECT id FROM history LIMIT 3)",
+                "UPDATE accounts SET balance = 0 WHERE CURRENT OF c",
                 "UPDATE accounts SET balance = 0 WHERE id = (SELECT id FROM accounts OFFSET 2 FETCH FIRST 1 ROW ONLY)",
                 "INSERT INTO orders(note) SELECT name FROM items"))
             assertThat(a(sql).route()).as(sql).isEqualTo(Route.REFUSED);
