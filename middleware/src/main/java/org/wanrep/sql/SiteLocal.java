@@ -33,6 +33,12 @@ public final class SiteLocal {
     /** Why {@code stmt} reads something of this site only, or null. */
     public static String reason(String stmt) {
         List<SqlLexer.Token> ts = SqlLexer.tokens(stmt).stream().filter(SqlLexer.Token::significant).toList();
+        // COPY ... FROM 'file' or FROM PROGRAM: every server would read its own file or run its own program
+        if (!ts.isEmpty() && ts.get(0).word() && ts.get(0).identifier(stmt).equals("copy"))
+            for (int i = 1; i + 1 < ts.size(); i++)
+                if (ts.get(i).word() && ts.get(i).identifier(stmt).equals("from")
+                        && (ts.get(i + 1).kind() == SqlLexer.Kind.STRING || (ts.get(i + 1).word() && ts.get(i + 1).identifier(stmt).equals("program"))))
+                    return "COPY from a server file or program (each site would read its own; COPY FROM STDIN, psql's \\copy, carries the data)";
         for (int i = 0; i < ts.size(); i++) {
             SqlLexer.Token t = ts.get(i);
             if (!t.word()) continue;

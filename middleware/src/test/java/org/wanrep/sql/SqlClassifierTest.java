@@ -137,6 +137,10 @@ class SqlClassifierTest {
         for (String sql : List.of(
                 "DELETE FROM history WHERE id IN (SELECT id FROM history LIMIT 3)",
                 "UPDATE accounts SET balance = 0 WHERE CURRENT OF c",
+                "COPY history FROM '/tmp/h.csv' WITH (FORMAT csv)",
+                "COPY history FROM PROGRAM 'cat /tmp/h.csv'",
+                "INSERT INTO history VALUES (1, pg_read_file('/etc/hostname'))",
+                "INSERT INTO history VALUES (1, pg_relation_size('accounts'))",
                 "UPDATE accounts SET balance = 0 WHERE id = (SELECT id FROM accounts OFFSET 2 FETCH FIRST 1 ROW ONLY)",
                 "INSERT INTO orders(note) SELECT name FROM items"))
             assertThat(a(sql).route()).as(sql).isEqualTo(Route.REFUSED);
@@ -145,7 +149,8 @@ class SqlClassifierTest {
                 "INSERT INTO orders(note) SELECT name FROM items ORDER BY id",
                 "INSERT INTO history SELECT id, name FROM items",          // no sequence: the set is the same everywhere
                 "INSERT INTO orders(note) VALUES ('a'), ('b')",
-                "INSERT INTO orders(note) SELECT 'n' || g FROM generate_series(1, 10) g"))
+                "INSERT INTO orders(note) SELECT 'n' || g FROM generate_series(1, 10) g",
+                "COPY history FROM STDIN WITH (FORMAT csv)"))
             assertThat(a(sql).route()).as(sql).isEqualTo(Route.UPDATE);
         assertThat(a("SELECT * FROM items LIMIT 3").route()).isEqualTo(Route.LOCAL);
         // one shape, two verdicts: the setting's name is a literal
