@@ -30,7 +30,9 @@ public final class FunctionBodies {
     static final Set<String> SITE_BOUND = Set.of("pg_backend_pid", "txid_current", "txid_current_if_assigned", "pg_current_xact_id",
             "pg_current_xact_id_if_assigned", "inet_server_addr", "inet_server_port", "inet_client_addr", "inet_client_port",
             "pg_postmaster_start_time", "pg_current_wal_lsn", "uuid_generate_v1", "uuid_generate_v1mc", "uuid_generate_v4", "random_normal",
-            "timeofday", "pg_sleep");
+            "timeofday", "pg_sleep", "pg_read_file", "pg_read_binary_file", "pg_stat_file", "pg_ls_dir", "lo_import", "lo_export",
+            "pg_database_size", "pg_relation_size", "pg_table_size", "pg_indexes_size", "pg_total_relation_size", "txid_current_snapshot",
+            "pg_current_snapshot", "pg_conf_load_time", "pg_current_logfile");
 
     /** Whether {@code stmt} defines a function or procedure or runs a DO block. */
     public static boolean definesCode(String stmt) { return DEFINES.matcher(stmt).lookingAt(); }
@@ -80,6 +82,10 @@ public final class FunctionBodies {
                 if (writes && LIMIT.matcher(piece).find() && !ORDER_BY.matcher(piece).find())
                     out.add("LIMIT without ORDER BY (which rows it keeps depends on each replica's order): " + excerpt(piece));
             }
+            // system columns, oids, server settings, COPY from a server file, cursors: read on the body as written
+            // (custom settings like current_setting('app.tenant') are named by their literal)
+            String local = writes ? SiteLocal.reason(body) : null;
+            if (local != null) out.add(local);
             for (String fn : SqlText.functionCalls(code)) {
                 String bare = fn.substring(fn.lastIndexOf('.') + 1).toLowerCase(Locale.ROOT);
                 if (SITE_BOUND.contains(bare)) out.add(bare + "() (its value belongs to one server or session)");

@@ -34,6 +34,19 @@ class FunctionBodiesTest {
     }
 
     @Test
+    void siteLocalReadsInWritingBodiesAreFound() {
+        assertThat(FunctionBodies.problems("CREATE FUNCTION s() RETURNS void LANGUAGE plpgsql AS $$ BEGIN INSERT INTO log VALUES (current_setting('port')); END $$"))
+                .singleElement().asString().contains("current_setting('port')");
+        assertThat(FunctionBodies.problems("CREATE FUNCTION s() RETURNS void LANGUAGE sql AS $$ UPDATE t SET v = 1 WHERE xmin::text = '5' $$"))
+                .singleElement().asString().contains("xmin");
+        assertThat(FunctionBodies.problems("CREATE FUNCTION s() RETURNS void LANGUAGE sql AS $$ INSERT INTO log VALUES (pg_read_file('/etc/hostname')) $$"))
+                .singleElement().asString().contains("pg_read_file");
+        // a custom setting the session set travels with the transaction; a body that writes nothing reads what it likes
+        assertThat(FunctionBodies.problems("CREATE FUNCTION s() RETURNS void LANGUAGE plpgsql AS $$ BEGIN INSERT INTO log VALUES (current_setting('app.tenant')); END $$")).isEmpty();
+        assertThat(FunctionBodies.problems("CREATE FUNCTION s() RETURNS text LANGUAGE sql STABLE AS $$ SELECT current_setting('port') $$")).isEmpty();
+    }
+
+    @Test
     void perServerValuesAndOtherLanguagesAreFound() {
         assertThat(FunctionBodies.problems("CREATE FUNCTION p() RETURNS int LANGUAGE sql AS $$ SELECT pg_backend_pid() $$"))
                 .singleElement().asString().contains("pg_backend_pid");
