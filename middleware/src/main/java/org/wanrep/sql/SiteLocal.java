@@ -50,6 +50,9 @@ public final class SiteLocal {
                 return "the system column " + w;
             if (w.equals("oid") && prev != null && (prev.is(stmt, "::") || (prev.word() && prev.identifier(stmt).equals("as") && castContext(stmt, ts, i))))
                 return "a cast to oid (OIDs differ between replicas)";
+            // what they skip or refuse depends on the row locks held at that moment at that site (a certifying block's, say)
+            if (w.equals("nowait") || (w.equals("skip") && next != null && next.word() && next.identifier(stmt).equals("locked")))
+                return (w.equals("nowait") ? "NOWAIT" : "SKIP LOCKED") + " (its outcome depends on the locks held at each site)";
             // a cursor's rows come in each replica's order unless its query sorted them, which this statement cannot show
             if (w.equals("current") && next != null && next.word() && next.identifier(stmt).equals("of") && prev != null && prev.word()
                     && prev.identifier(stmt).equals("where"))

@@ -137,6 +137,8 @@ class SqlClassifierTest {
         for (String sql : List.of(
                 "DELETE FROM history WHERE id IN (SELECT id FROM history LIMIT 3)",
                 "UPDATE accounts SET balance = 0 WHERE CURRENT OF c",
+                "UPDATE accounts SET balance = 0 WHERE id = (SELECT id FROM accounts ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)",
+                "SELECT * FROM accounts WHERE id = 1 FOR UPDATE NOWAIT",
                 "COPY history FROM '/tmp/h.csv' WITH (FORMAT csv)",
                 "COPY history FROM PROGRAM 'cat /tmp/h.csv'",
                 "INSERT INTO history VALUES (1, pg_read_file('/etc/hostname'))",
