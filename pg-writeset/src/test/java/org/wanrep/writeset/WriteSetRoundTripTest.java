@@ -46,8 +46,16 @@ class WriteSetRoundTripTest {
             CREATE TABLE fullid(a int, b text, c jsonb);
             ALTER TABLE fullid REPLICA IDENTITY FULL;
             CREATE TABLE gen(id int GENERATED ALWAYS AS IDENTITY PRIMARY KEY, a int, twice int GENERATED ALWAYS AS (a * 2) STORED);
+            CREATE SCHEMA other;
+            CREATE TYPE other.mood AS ENUM ('sad', 'ok', 'happy');
+            CREATE DOMAIN other.pos AS int CHECK (VALUE > 0);
+            CREATE TYPE other.pair AS (x int, y text);
+            CREATE TABLE other.kinds(id int PRIMARY KEY, m other.mood, p other.pos, c other.pair, r int4range, ma other.mood[]);
+            CREATE TABLE parts(id int, region text, v int, PRIMARY KEY (id, region)) PARTITION BY LIST (region);
+            CREATE TABLE parts_eu PARTITION OF parts FOR VALUES IN ('eu');
+            CREATE TABLE parts_us PARTITION OF parts FOR VALUES IN ('us');
             """;
-    static final List<String> REPLICATED = List.of("public.types", "public.acct", "public.audit", "public.fullid", "public.gen");
+    static final List<String> REPLICATED = List.of("public.types", "public.acct", "public.audit", "public.fullid", "public.gen", "other.kinds", "public.parts_eu", "public.parts_us");
 
     LocalPostgres a, b;
     Connection ca, cb, applyConn;
@@ -174,6 +182,16 @@ class WriteSetRoundTripTest {
             rs.next();
             assertThat(rs.getString(1)).isEqualTo("2:12:24,3:13:26");
         }
+    }
+
+    /** Types of other schemas (enum, domain, composite, range, arrays of them) and rows routed to partitions. */
+    @Test
+    void userTypesAndPartitions() throws Exception {
+        ship("INSERT INTO other.kinds VALUES (1, 'happy', 5, ROW(1, 'a b'), '[1,5)', '{sad,ok}'), (2, NULL, NULL, NULL, 'empty', NULL)",
+                "INSERT INTO parts VALUES (1, 'eu', 1), (2, 'us', 2)");
+        ship("UPDATE other.kinds SET m = 'ok', c = ROW(2, 'x''y') WHERE id = 1", "UPDATE parts SET v = v + 10", "DELETE FROM parts WHERE id = 2");
+        ship("UPDATE parts SET region = 'us' WHERE id = 1");   // moves the row to the other partition
+        assertSameContents();
     }
 
     @Test
