@@ -30,8 +30,12 @@ public final class WriteSetSql {
     private static final String CHECK = """
             DO $wanrep$
             DECLARE keyless text; unlogged text; ddl text;
+              -- this transaction's own row counts: inserts into a keyless table apply without a key, its updates and
+              -- deletes are dropped by the decoder; without the counts (track_counts off) every write is refused
+              counted boolean := pg_catalog.current_setting('track_counts')::boolean;
             BEGIN
-              SELECT string_agg(DISTINCT c.oid::regclass::text, ', '),
+              SELECT string_agg(DISTINCT c.oid::regclass::text, ', ') FILTER (WHERE c.relpersistence <> 'u' AND (NOT counted OR EXISTS
+                       (SELECT 1 FROM pg_catalog.pg_stat_xact_all_tables x WHERE x.relid = c.oid AND x.n_tup_upd + x.n_tup_del > 0))),
                      string_agg(DISTINCT c.oid::regclass::text, ', ') FILTER (WHERE c.relpersistence = 'u')
                 INTO keyless, unlogged
                 FROM pg_catalog.pg_locks l JOIN pg_catalog.pg_class c ON c.oid = l.relation
@@ -46,7 +50,7 @@ public final class WriteSetSql {
               END IF;
               IF keyless IS NOT NULL THEN
                 RAISE EXCEPTION USING ERRCODE = '55000',
-                  MESSAGE = 'wanrep: write-set replication needs a primary key or replica identity on ' || keyless,
+                  MESSAGE = 'wanrep: write-set replication needs a primary key or replica identity to update or delete rows of ' || keyless,
                   HINT = 'Add a primary key, or ALTER TABLE ... REPLICA IDENTITY FULL, or use execution: symmetric.';
               END IF;
               SELECT string_agg(DISTINCT c.relname, ', ') INTO ddl

@@ -77,7 +77,10 @@ public final class TransactionAssembler {
                 bytes += size;
                 if (bytes > maxBytes) refuse("transaction write set exceeds the capture limit of " + maxBytes + " bytes", WriteSetRefusedException.TOO_BIG);
                 if (refusal != null) return null;   // keep nothing of a refused transaction
-                if (!row.tableHasPk()) tablesWithoutPk.add(KeyCheck.quoted(row.change().schema(), row.change().table()));
+                // an insert needs no key to apply; an update or delete of a keyless table never gets here (wal2json drops
+                // it) but is refused before COMMIT (exec.WriteSetSql's check), and one under REPLICA IDENTITY FULL has no pk
+                if (!row.tableHasPk() && row.change().action() != org.wanrep.writeset.RowChange.Action.INSERT)
+                    tablesWithoutPk.add(KeyCheck.quoted(row.change().schema(), row.change().table()));
                 rows.add(row.change());
             }
             case Wal2JsonRecord.Commit c -> {
