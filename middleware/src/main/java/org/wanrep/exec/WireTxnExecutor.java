@@ -254,8 +254,10 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
             if (record != null) begin += "; " + record;
             // A tentative attempt may be revoked, and its cancel could land on BEGIN; the request would
             // then run outside any block and autocommit. So it waits for BEGIN to open the block. A final
-            // attempt is never revoked or cancelled (and older cancels are settled): one round trip.
-            boolean pipelined = commit;
+            // attempt is never revoked or cancelled (and older cancels are settled): one round trip. Except on
+            // the client's own backend: its session's statement_timeout (a client's to set) could cancel BEGIN
+            // itself, before the block's own setting lifts it, and the request would then commit on its own here.
+            boolean pipelined = commit && !(w instanceof OriginWork && !w.pooled);
             if (!pipelined) {
                 PgError beginError = w.conn.run(begin);
                 if (beginError != null || w.conn.status() != 'T') {
@@ -434,6 +436,10 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
     static String beginSql(TxnRequest r, boolean atOrigin) {
         StringBuilder b = new StringBuilder("BEGIN ISOLATION LEVEL READ COMMITTED; DISCARD SEQUENCES");
         List<String> calls = new ArrayList<>();
+        // first: a timeout (the client's session's, or a replica's configuration) must not end an ordered transaction
+        // at one site only; the other sites commit it (timeouts are never shipped, they could only make a site retry)
+        calls.add("pg_catalog.set_config('statement_timeout', '0', true)");
+        calls.add("pg_catalog.set_config('lock_timeout', '0', true)");
         if (!atOrigin)
             for (Map.Entry<String, String> s : new java.util.TreeMap<>(r.settings()).entrySet())
                 if (!s.getKey().equals(TxnRequest.ROLE)) calls.add("pg_catalog.set_config(" + literal(s.getKey()) + ", " + literal(s.getValue()) + ", true)");
@@ -441,7 +447,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
             calls.add("pg_catalog.set_config('" + org.wanrep.sql.TimeRewriting.SETTING + "', "
                     + literal(org.wanrep.sql.TimeRewriting.format(r.timestampMicros())) + ", true)");
         if (r.seed() != 0) calls.add("pg_catalog.setseed(" + seedValue(r.seed()) + ")");
-        if (!calls.isEmpty()) b.append("; SELECT ").append(String.join(", ", calls));
+        b.append("; SELECT ").append(String.join(", ", calls));
         return b.toString();
     }
 

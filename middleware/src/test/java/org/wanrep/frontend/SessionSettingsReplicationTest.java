@@ -58,6 +58,32 @@ class SessionSettingsReplicationTest {
         cluster.awaitQuiescent();
     }
 
+    /**
+     * A client's statement_timeout (or lock_timeout) never ends an ordered update at its own site only: the others
+     * commit it. It cancelled our BEGIN on the client's backend before, and the site stopped (the request might have
+     * committed on its own there).
+     */
+    @Test
+    void aClientsTimeoutsDoNotEndItsUpdatesAtItsSiteOnly() throws Exception {
+        ddl("CREATE TABLE slow(id int PRIMARY KEY, v int NOT NULL)", "INSERT INTO slow SELECT g, 0 FROM generate_series(1, 100000) g");
+        try (Connection c = cluster.connect(0); Statement st = c.createStatement()) {
+            st.execute("SET statement_timeout = '1ms'");
+            st.execute("SET lock_timeout = '1ms'");
+            for (int k = 0; k < 5; k++) assertThat(st.executeUpdate("UPDATE slow SET v = v + 1")).isEqualTo(100000);
+            // the session keeps its own settings for what it runs itself
+            try (ResultSet rs = st.executeQuery("SELECT current_setting('statement_timeout'), current_setting('lock_timeout')")) {
+                rs.next();
+                assertThat(rs.getString(1)).isEqualTo("1ms");
+                assertThat(rs.getString(2)).isEqualTo("1ms");
+            }
+        }
+        assertThat(atEverySite("SELECT sum(v)::text FROM slow")).containsOnly(List.of("500000"));
+        try (Connection c = cluster.connect(0); Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SHOW wanrep.sites")) {
+            rs.next();   // this site's own row first
+            assertThat(rs.getString(2)).as("site %s", rs.getString(1)).isEqualTo("serving");
+        }
+    }
+
     @Test
     void standardConformingStringsOffTravels() throws Exception {
         ddl("CREATE TABLE div(id int PRIMARY KEY, s text)");
