@@ -122,6 +122,8 @@ public final class InteractiveBlock {
      * whose holder commits fails with 40001 anyway; the timeout is also answered 40001 (see {@link #lockWaitError}).
      */
     public static final int BLOCK_LOCK_TIMEOUT_MS = 500;
+    /** Lifts the client's statement and lock timeouts for the rest of the block's transaction (see {@link #commit}). */
+    static final String LIFT_TIMEOUTS_SQL = "pg_catalog.set_config('statement_timeout', '0', true), pg_catalog.set_config('lock_timeout', '0', true)";
     /** Sets the bound for the block's transaction, keeping a shorter lock_timeout the session has itself. */
     private static final String BLOCK_LOCK_TIMEOUT_SQL = "pg_catalog.set_config('lock_timeout', CASE WHEN pg_catalog.current_setting('lock_timeout')::interval"
             + " BETWEEN interval '1 microsecond' AND interval '" + BLOCK_LOCK_TIMEOUT_MS + " milliseconds' THEN pg_catalog.current_setting('lock_timeout')"
@@ -425,6 +427,18 @@ public final class InteractiveBlock {
             return;
         }
         RequestId id = exclusive;
+        // once the log is ordered this block must commit here: the client's own timeouts, which bound its statements,
+        // must not cancel our record or its COMMIT then (the others commit it; this site would have to stop)
+        PgError lifted = session.run("SELECT " + LIFT_TIMEOUTS_SQL);
+        if (lifted != null || session.status() != 'T') {
+            try {
+                if (session.status() != 'I') session.run("ROLLBACK");
+            } finally {
+                end();
+            }
+            session.answerUnrelayed(unit, lifted != null ? lifted : PgError.error("25000", "wanrep: the transaction block ended before COMMIT"));
+            return;
+        }
         TxnRequest log = new TxnRequest(id, TxnRequest.Kind.STATEMENT_LOG, TableSet.allTables(), database, this.log,
                 timestampMicros, seed, settings);
         if (ddl) log = log.changingCatalog();
@@ -636,7 +650,19 @@ public final class InteractiveBlock {
     /** COMMIT or ROLLBACK PREPARED; a failure stops the site (the others decided alike and went on). */
     private boolean resolvePrepared(String gid, boolean commit, RequestId id) throws IOException {
         try {
+            // the decision is the group's: the client's statement_timeout (a session setting, outside any block here)
+            // must not cancel it, so it is lifted around it and put back
+            String[] saved = {null};
+            PgError lift = null;
+            for (int attempt = 0; attempt < 10 && saved[0] == null; attempt++)
+                lift = session.runCollecting("SELECT pg_catalog.current_setting('statement_timeout'), pg_catalog.set_config('statement_timeout', '0', false)",
+                        row -> saved[0] = row.get(0));
+            if (saved[0] == null) LOG.warn("block {}: could not lift the session's statement_timeout before resolving it: {}", id, lift);
             PgError e = session.run((commit ? "COMMIT" : "ROLLBACK") + " PREPARED '" + gid + "'");
+            if (saved[0] != null && !saved[0].equals("0")) {
+                PgError back = session.run("SELECT pg_catalog.set_config('statement_timeout', '" + saved[0].replace("'", "''") + "', false)");
+                if (back != null) LOG.warn("block {}: the session's statement_timeout was not put back: {}", id, back);
+            }
             if (e == null) return true;
             engine.fail("site " + session.site() + ": " + (commit ? "COMMIT" : "ROLLBACK") + " PREPARED of block " + id + " failed (" + e
                     + ") after every site certified it: this replica no longer follows the others");

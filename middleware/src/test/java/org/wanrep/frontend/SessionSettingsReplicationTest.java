@@ -70,6 +70,13 @@ class SessionSettingsReplicationTest {
             st.execute("SET statement_timeout = '1ms'");
             st.execute("SET lock_timeout = '1ms'");
             for (int k = 0; k < 5; k++) assertThat(st.executeUpdate("UPDATE slow SET v = v + 1")).isEqualTo(100000);
+            // a block: the client's timeouts bound its statements, not what must follow once its log is ordered
+            st.execute("SET statement_timeout = '5s'");
+            c.setAutoCommit(false);
+            assertThat(st.executeUpdate("UPDATE slow SET v = v + 1 WHERE id <= 10")).isEqualTo(10);
+            c.commit();
+            c.setAutoCommit(true);
+            st.execute("SET statement_timeout = '1ms'");
             // the session keeps its own settings for what it runs itself
             try (ResultSet rs = st.executeQuery("SELECT current_setting('statement_timeout'), current_setting('lock_timeout')")) {
                 rs.next();
@@ -77,7 +84,7 @@ class SessionSettingsReplicationTest {
                 assertThat(rs.getString(2)).isEqualTo("1ms");
             }
         }
-        assertThat(atEverySite("SELECT sum(v)::text FROM slow")).containsOnly(List.of("500000"));
+        assertThat(atEverySite("SELECT sum(v)::text FROM slow")).containsOnly(List.of("500010"));
         try (Connection c = cluster.connect(0); Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SHOW wanrep.sites")) {
             rs.next();   // this site's own row first
             assertThat(rs.getString(2)).as("site %s", rs.getString(1)).isEqualTo("serving");
