@@ -71,6 +71,8 @@ public final class ClientSession implements Runnable {
     /** {@link org.wanrep.txn.ReplicationEngine#transfers()} when the backend was opened. */
     private long transfersAtOpen;
     private InteractiveBlock block;   // the interactive block in progress, if any
+    /** Temporary relations this session created (sql.TempRelations): they exist here only, in this session. */
+    private final java.util.Set<String> tempRelations = new java.util.HashSet<>();
     private final InteractiveBlock.Session blockSession = new BlockSession();
     private boolean discardUntilSync;
     private WireMessage pushedBack;
@@ -466,6 +468,21 @@ public final class ClientSession implements Runnable {
             else replyError(unit, a.error());
             return;
         }
+        // a temporary relation exists in this session at this site only: no other site can run what names it
+        String temp = writeSets == null ? org.wanrep.sql.TempRelations.mentioned(texts, tempRelations) : null;
+        tempRelations.addAll(createdTemporary(texts));
+        if (temp != null) {
+            if (block != null) block.usesTemporary(temp);   // it may read and write it; it cannot ship a log that does
+            else if (a.route() == Route.UPDATE) {
+                if (org.wanrep.sql.TempRelations.onlyTemporary(a.tables(), tempRelations)) a = new UnitAnalysis(Route.LOCAL, a.tables(), a.random(), a.timeFunctions(), a.catalogChange(), null);   // session-local writes
+                else {
+                    replyError(unit, PgError.error("0A000", "wanrep: this update uses the temporary table " + temp
+                            + ", which exists in this session at this site only: the other sites cannot run it")
+                            .withHint("Use a permanent table (or VALUES, or a parameter), or execution: local-copy."));
+                    return;
+                }
+            }
+        }
         if (block == null) {
             if (a.route() == Route.UPDATE && unit.get(0).kind() != 'Q' && last(unit).kind() != 'S') {
                 // its implicit transaction ends at a Sync that has not come (a Flush, or a Query cut it short): replicated now,
@@ -498,6 +515,18 @@ public final class ClientSession implements Runnable {
             if (block.ended()) block = null;
         }
         maybeRefreshSettings(texts);
+    }
+
+    private static java.util.Set<String> createdTemporary(List<String> texts) {
+        java.util.Set<String> out = new java.util.HashSet<>();
+        for (String t : texts)
+            // most requests create nothing temporary: look for the word before lexing (this runs for every request)
+            for (int i = t.length() - 4; i >= 0; i--)
+                if (t.regionMatches(true, i, "temp", 0, 4)) {
+                    out.addAll(org.wanrep.sql.TempRelations.created(t));
+                    break;
+                }
+        return out;
     }
 
     /** A read-only or session-local request: relayed, under middleware read locks if so configured. */

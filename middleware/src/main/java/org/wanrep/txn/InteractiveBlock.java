@@ -198,6 +198,12 @@ public final class InteractiveBlock {
     /** Whether the block ended (committed, rolled back, or its backend transaction ended): the session drops it. */
     public boolean ended() { return ended; }
 
+    /** A temporary relation a statement of the block named (it exists at this site only), or null. */
+    private String temporary;
+
+    /** A statement of the block named the temporary relation {@code name}: the block cannot ship a log (see {@link #commit}). */
+    public void usesTemporary(String name) { if (temporary == null) temporary = name; }
+
     /** Whether it commits by certification (so far). */
     public boolean certifying() { return certifying; }
 
@@ -414,6 +420,18 @@ public final class InteractiveBlock {
 
     /** The client's COMMIT (or END); {@code settings}: the session's, shipped with the block's log. */
     public void commit(List<WireMessage> unit, Map<String, String> settings) throws IOException {
+        if (temporary != null && (exclusive != null || wrote) && session.status() == 'T' && (session.writeSets() == null || ddl)) {
+            // its log names a relation no other site has: replayed there it would fail where it committed here
+            try {
+                session.run("ROLLBACK");
+            } finally {
+                end();
+            }
+            session.answerUnrelayed(unit, PgError.error("0A000", "wanrep: this transaction used the temporary table " + temporary
+                    + ", which exists in this session at this site only: the other sites cannot replay it; it was rolled back")
+                    .withHint("Use a permanent table, or execution: local-copy."));
+            return;
+        }
         if (certifying && exclusive == null && wrote && session.status() == 'T') {
             commitCertified(unit, settings);
             return;
