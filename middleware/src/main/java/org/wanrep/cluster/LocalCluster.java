@@ -179,7 +179,7 @@ public final class LocalCluster {
         if (sites.isEmpty()) throw new IllegalArgumentException("the last site cannot be removed: 'wanrep cluster down' instead");
         // the sequencer site may go too: the setting is pinned below, so the remaining sites, restarted ones included,
         // keep naming the leader the running ones name (the view's first member once no listed site has one)
-        String sequencer = cfg.get("sequencer") == null || cfg.get("sequencer").isEmpty() ? cfg.get("sites").split(",")[0] : cfg.get("sequencer");
+        String sequencer = org.wanrep.site.Site.sequencer(cfg);
         ClusterLayout.SiteEntry via = servingSite(layout, site);
         out.printf("site %s: ordering its removal through site %s...%n", site, via.name());
         String now = orderChange(via, "remove", site);

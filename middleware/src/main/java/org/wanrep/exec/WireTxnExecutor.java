@@ -246,7 +246,8 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
             if (t.ships()) captureStarter.accept(r.database());   // before BEGIN: a slot waits for open transactions
             // before every attempt: transactions ordered before this one may have advanced them since the last
             w.sequencePutBack = sequencePutBack(w.conn, r);
-            String begin = beginSql(r, w instanceof OriginWork && !w.pooled) + (t.ships() ? "; " + WriteSetSql.tag(t.captureTag()) : "");
+            boolean onClientBackend = w instanceof OriginWork && !w.pooled;
+            String begin = beginSql(r, onClientBackend) + (t.ships() ? "; " + WriteSetSql.tag(t.captureTag()) : "");
             // a final attempt records its GSN first thing: if the request fails, the record rolls back with it
             String record = commit ? t.recordSql() : null;
             if (record != null && positions != null) ReplicaPosition.ensure(positions, r.database());
@@ -257,7 +258,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
             // attempt is never revoked or cancelled (and older cancels are settled): one round trip. Except on
             // the client's own backend: its session's statement_timeout (a client's to set) could cancel BEGIN
             // itself, before the block's own setting lifts it, and the request would then commit on its own here.
-            boolean pipelined = commit && !(w instanceof OriginWork && !w.pooled);
+            boolean pipelined = commit && !onClientBackend;
             if (!pipelined) {
                 PgError beginError = w.conn.run(begin);
                 if (beginError != null || w.conn.status() != 'T') {
@@ -436,10 +437,8 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
     static String beginSql(TxnRequest r, boolean atOrigin) {
         StringBuilder b = new StringBuilder("BEGIN ISOLATION LEVEL READ COMMITTED; DISCARD SEQUENCES");
         List<String> calls = new ArrayList<>();
-        // first: a timeout (the client's session's, or a replica's configuration) must not end an ordered transaction
-        // at one site only; the other sites commit it (timeouts are never shipped, they could only make a site retry)
-        calls.add("pg_catalog.set_config('statement_timeout', '0', true)");
-        calls.add("pg_catalog.set_config('lock_timeout', '0', true)");
+        // first, so that no timeout ends what follows
+        calls.add(TxnExecutor.LIFT_TIMEOUTS_SQL);
         if (!atOrigin)
             for (Map.Entry<String, String> s : new java.util.TreeMap<>(r.settings()).entrySet())
                 if (!s.getKey().equals(TxnRequest.ROLE)) calls.add("pg_catalog.set_config(" + literal(s.getKey()) + ", " + literal(s.getValue()) + ", true)");

@@ -469,8 +469,11 @@ public final class ClientSession implements Runnable {
             return;
         }
         // a temporary relation exists in this session at this site only: no other site can run what names it
-        String temp = writeSets == null ? org.wanrep.sql.TempRelations.mentioned(texts, tempRelations) : null;
-        tempRelations.addAll(createdTemporary(texts));
+        String temp = null;
+        if (writeSets == null) {   // a write-set policy ships what the executor wrote, temporary tables aside
+            temp = org.wanrep.sql.TempRelations.mentioned(texts, tempRelations);
+            for (String t : texts) tempRelations.addAll(org.wanrep.sql.TempRelations.created(t));
+        }
         if (temp != null) {
             if (block != null) block.usesTemporary(temp);   // it may read and write it; it cannot ship a log that does
             else if (a.route() == Route.UPDATE) {
@@ -515,18 +518,6 @@ public final class ClientSession implements Runnable {
             if (block.ended()) block = null;
         }
         maybeRefreshSettings(texts);
-    }
-
-    private static java.util.Set<String> createdTemporary(List<String> texts) {
-        java.util.Set<String> out = new java.util.HashSet<>();
-        for (String t : texts)
-            // most requests create nothing temporary: look for the word before lexing (this runs for every request)
-            for (int i = t.length() - 4; i >= 0; i--)
-                if (t.regionMatches(true, i, "temp", 0, 4)) {
-                    out.addAll(org.wanrep.sql.TempRelations.created(t));
-                    break;
-                }
-        return out;
     }
 
     /** A read-only or session-local request: relayed, under middleware read locks if so configured. */

@@ -31,9 +31,7 @@ import java.util.regex.Pattern;
  */
 final class SessionSettings {
     /** Settings shipped whatever their source: they change how text is read or values are written, and a site's configuration may differ. */
-    static final Set<String> ALWAYS = Set.of("timezone", "datestyle", "intervalstyle", "search_path", "extra_float_digits",
-            "standard_conforming_strings", "bytea_output", "default_text_search_config",
-            "xmlbinary", "xmloption", "client_encoding", "backslash_quote", "array_nulls", "transform_null_equals");
+    static final Set<String> ALWAYS = org.wanrep.sql.SiteLocal.CARRIED_SETTINGS;
 
     /** Never shipped: fixed by our BEGIN, handled by a refusal, harmless, or only able to make a site retry. */
     static final Set<String> NEVER = Set.of("application_name", "transaction_isolation", "transaction_read_only",

@@ -72,6 +72,15 @@ public final class Site implements AutoCloseable {
         return m.sites();
     }
 
+    /**
+     * The {@code sequencer} setting, else the first site of the {@code sites} setting: not of the group's current set
+     * (after the first site's removal that lacks it, and a restarted site would name another leader than the running ones).
+     */
+    public static String sequencer(Config c) {
+        String s = c.get("sequencer");
+        return s == null || s.isBlank() ? sites(c).get(0) : s;
+    }
+
     static LatencyMatrix matrix(Config c) {
         String m = c.get("latency_matrix");
         return m == null || m.equals("none") ? null : LatencyMatrix.load(m);
@@ -204,10 +213,7 @@ public final class Site implements AutoCloseable {
             hosts.add(sc.get("gcs.host") + "[" + sc.getInt("gcs.port") + "]");
         }
         String incarnation = Long.toString(System.currentTimeMillis());
-        // default: the first site of the setting, not of the group's set (after the first site's removal the file lacks it,
-        // and a restarted site would name another leader than the running ones)
-        String sequencer = c.get("sequencer") == null || c.get("sequencer").isBlank() ? sites(cluster).get(0) : c.get("sequencer");
-        GcsSettings gs = new GcsSettings(c.get("cluster.name"), name, incarnation, sites, sequencer, c.get("gcs.host"),
+        GcsSettings gs = new GcsSettings(c.get("cluster.name"), name, incarnation, sites, sequencer(c), c.get("gcs.host"),
                 c.getInt("gcs.port"), hosts, matrix, c.getDouble("gcs.jitter_ms"), c.getInt("gcs.ack_interval_ms"), c.get("gcs.bootstrap").equals("on"))
                 .withSecretFile(c.get("gcs.secret_file").isEmpty() ? null : java.nio.file.Path.of(c.get("gcs.secret_file")));
         FlowControl flow = new FlowControl(name, c.getInt("flow.max_backlog"), c.getInt("flow.wait_timeout_ms"), c.getInt("flow.report_interval_ms"));

@@ -27,12 +27,11 @@ public final class FunctionBodies {
     private static final Pattern ORDER_BY = Pattern.compile("(?is)\\border\\s+by\\b");
     private static final Pattern WRITES = Pattern.compile("(?is)\\b(insert|update|delete|merge|nextval|setval|return\\s+next|perform)\\b");
     /** Values of one server or one session: never the same at every site. */
-    static final Set<String> SITE_BOUND = Set.of("pg_backend_pid", "txid_current", "txid_current_if_assigned", "pg_current_xact_id",
+    static final Set<String> SITE_BOUND = java.util.stream.Stream.concat(java.util.stream.Stream.of("pg_backend_pid", "txid_current", "txid_current_if_assigned", "pg_current_xact_id",
             "pg_current_xact_id_if_assigned", "inet_server_addr", "inet_server_port", "inet_client_addr", "inet_client_port",
             "pg_postmaster_start_time", "pg_current_wal_lsn", "uuid_generate_v1", "uuid_generate_v1mc", "uuid_generate_v4", "random_normal",
-            "timeofday", "pg_sleep", "pg_read_file", "pg_read_binary_file", "pg_stat_file", "pg_ls_dir", "lo_import", "lo_export",
-            "pg_database_size", "pg_relation_size", "pg_table_size", "pg_indexes_size", "pg_total_relation_size", "txid_current_snapshot",
-            "pg_current_snapshot", "pg_conf_load_time", "pg_current_logfile");
+            "timeofday", "pg_sleep"),
+            SiteLocal.SERVER_FUNCTIONS.stream()).collect(java.util.stream.Collectors.toUnmodifiableSet());   // and a server's own files and sizes
 
     /** Whether {@code stmt} defines a function or procedure or runs a DO block. */
     public static boolean definesCode(String stmt) { return DEFINES.matcher(stmt).lookingAt(); }

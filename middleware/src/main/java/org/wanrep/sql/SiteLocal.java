@@ -25,10 +25,27 @@ public final class SiteLocal {
 
     private static final Set<String> SYSTEM_COLUMNS = Set.of("xmin", "xmax", "cmin", "cmax", "ctid", "tableoid");
 
-    /** Settings every replicated transaction carries from its origin (frontend.SessionSettings.ALWAYS). */
-    static final Set<String> CARRIED_SETTINGS = Set.of("timezone", "datestyle", "intervalstyle", "search_path", "extra_float_digits",
+    /**
+     * Settings every replicated transaction carries from its origin whatever their source (frontend.SessionSettings
+     * ships them): they change how text is read or values are written, and a site's configuration may differ.
+     */
+    public static final Set<String> CARRIED_SETTINGS = Set.of("timezone", "datestyle", "intervalstyle", "search_path", "extra_float_digits",
             "standard_conforming_strings", "bytea_output", "default_text_search_config",
             "xmlbinary", "xmloption", "client_encoding", "backslash_quote", "array_nulls", "transform_null_equals");
+
+    /**
+     * Built-ins that read a server's own files or storage: each site's file system and sizes differ
+     * ({@code SqlClassifier.NON_DETERMINISTIC} refuses them in updates, {@code FunctionBodies} in writing bodies).
+     */
+    public static final Set<String> SERVER_FUNCTIONS = Set.of("pg_read_file", "pg_read_binary_file", "pg_stat_file", "pg_ls_dir",
+            "pg_ls_logdir", "pg_ls_waldir", "pg_ls_tmpdir", "pg_ls_archive_statusdir", "pg_current_logfile", "lo_import", "lo_export",
+            "pg_database_size", "pg_relation_size", "pg_table_size", "pg_indexes_size", "pg_total_relation_size", "pg_conf_load_time",
+            "txid_current_snapshot", "pg_current_snapshot");
+
+    /** Whether {@code stmt} may call current_setting(), whose verdict in {@link #reason} depends on its literal argument. */
+    public static boolean readsSetting(String stmt) {
+        return stmt.toLowerCase(Locale.ROOT).contains("current_setting");
+    }
 
     /** Why {@code stmt} reads something of this site only, or null. */
     public static String reason(String stmt) {
@@ -86,8 +103,8 @@ public final class SiteLocal {
         for (SqlLexer.Token t : SqlLexer.tokens(stmt)) {
             if (!t.word()) continue;
             String w = t.identifier(stmt);
-            if ((w.equals("limit") || w.equals("offset") || w.equals("fetch")) && !ordered(stmt))
-                return w.toUpperCase(Locale.ROOT) + " without ORDER BY (which rows it picks depends on each replica's physical order)";
+            if (w.equals("limit") || w.equals("offset") || w.equals("fetch"))
+                return ordered(stmt) ? null : w.toUpperCase(Locale.ROOT) + " without ORDER BY (which rows it picks depends on each replica's physical order)";
         }
         return null;
     }

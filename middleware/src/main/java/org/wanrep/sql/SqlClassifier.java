@@ -33,15 +33,11 @@ import java.util.function.Supplier;
  */
 public final class SqlClassifier extends UnitClassifier {
     /** Functions that give each site a different value: refused under symmetric execution. */
-    static final Set<String> NON_DETERMINISTIC = Set.of("clock_timestamp", "statement_timestamp", "timeofday", "gen_random_uuid",
+    static final Set<String> NON_DETERMINISTIC = java.util.stream.Stream.concat(java.util.stream.Stream.of("clock_timestamp", "statement_timestamp", "timeofday", "gen_random_uuid",
             "uuid_generate_v1", "uuid_generate_v1mc", "uuid_generate_v4", "pg_backend_pid", "txid_current", "txid_current_if_assigned",
             "pg_current_xact_id", "pg_current_xact_id_if_assigned", "inet_server_addr", "inet_server_port", "inet_client_addr",
-            "inet_client_port", "pg_postmaster_start_time", "currval", "lastval", "random_normal", "pg_current_wal_lsn",
-            // a site's own files and sizes: each server reads its own file system and storage
-            "pg_read_file", "pg_read_binary_file", "pg_stat_file", "pg_ls_dir", "pg_ls_logdir", "pg_ls_waldir", "pg_ls_tmpdir",
-            "pg_ls_archive_statusdir", "pg_current_logfile", "lo_import", "lo_export", "pg_database_size", "pg_relation_size",
-            "pg_table_size", "pg_indexes_size", "pg_total_relation_size", "pg_conf_load_time", "txid_current_snapshot",
-            "pg_current_snapshot");
+            "inet_client_port", "pg_postmaster_start_time", "currval", "lastval", "random_normal", "pg_current_wal_lsn"),
+            SiteLocal.SERVER_FUNCTIONS.stream()).collect(java.util.stream.Collectors.toUnmodifiableSet());   // and a site's own files and sizes
     /** Built-in functions that change the database or its sequences: every table, to be safe. */
     static final Set<String> WRITING_BUILTINS = Set.of("nextval", "setval", "pg_advisory_lock", "pg_advisory_xact_lock", "lo_import",
             "lo_unlink", "lo_create", "lo_from_bytea", "lo_put", "pg_logical_emit_message");
@@ -174,7 +170,7 @@ public final class SqlClassifier extends UnitClassifier {
         } else if (!LITERALS_MATTER.get()) {
             if (byShape.size() > 20_000) byShape.clear();
             byShape.put(shape, a);
-        } else if (template[0] != null && !stmt.toLowerCase(Locale.ROOT).contains("current_setting")) {   // (its verdict is the literal's)
+        } else if (template[0] != null && !SiteLocal.readsSetting(stmt)) {   // (its verdict is the literal's)
             // row locks depend on the literals the shape hides: the shape parsed with parameters, kept
             // only if it gives this text the keys the text itself gave
             RowTemplate t = shapeTemplate(shape, lits.size(), template[0]);
@@ -240,7 +236,7 @@ public final class SqlClassifier extends UnitClassifier {
         boolean symmetric = update && (!writeSets || kw.catalogChange()) && !definesOnly(stmt);
         if (symmetric) {
             // which setting current_setting() reads is a literal: texts of one shape may differ in the verdict
-            if (stmt.toLowerCase(Locale.ROOT).contains("current_setting")) LITERALS_MATTER.set(true);
+            if (SiteLocal.readsSetting(stmt)) LITERALS_MATTER.set(true);
             String local = SiteLocal.reason(stmt);
             if (local == null) local = SiteLocal.unorderedLimit(stmt);
             if (local != null) return refusedNonDeterministic(local);

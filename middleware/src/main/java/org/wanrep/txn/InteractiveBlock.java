@@ -122,8 +122,6 @@ public final class InteractiveBlock {
      * whose holder commits fails with 40001 anyway; the timeout is also answered 40001 (see {@link #lockWaitError}).
      */
     public static final int BLOCK_LOCK_TIMEOUT_MS = 500;
-    /** Lifts the client's statement and lock timeouts for the rest of the block's transaction (see {@link #commit}). */
-    static final String LIFT_TIMEOUTS_SQL = "pg_catalog.set_config('statement_timeout', '0', true), pg_catalog.set_config('lock_timeout', '0', true)";
     /** Sets the bound for the block's transaction, keeping a shorter lock_timeout the session has itself. */
     private static final String BLOCK_LOCK_TIMEOUT_SQL = "pg_catalog.set_config('lock_timeout', CASE WHEN pg_catalog.current_setting('lock_timeout')::interval"
             + " BETWEEN interval '1 microsecond' AND interval '" + BLOCK_LOCK_TIMEOUT_MS + " milliseconds' THEN pg_catalog.current_setting('lock_timeout')"
@@ -447,7 +445,7 @@ public final class InteractiveBlock {
         RequestId id = exclusive;
         // once the log is ordered this block must commit here: the client's own timeouts, which bound its statements,
         // must not cancel our record or its COMMIT then (the others commit it; this site would have to stop)
-        PgError lifted = session.run("SELECT " + LIFT_TIMEOUTS_SQL);
+        PgError lifted = session.run("SELECT " + TxnExecutor.LIFT_TIMEOUTS_SQL);
         if (lifted != null || session.status() != 'T') {
             try {
                 if (session.status() != 'I') session.run("ROLLBACK");

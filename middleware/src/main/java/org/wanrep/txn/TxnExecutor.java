@@ -5,6 +5,13 @@ package org.wanrep.txn;
  * block: the engine calls it holding its monitor) and reports on any thread when the database answered.
  */
 public interface TxnExecutor {
+    /**
+     * set_config calls lifting statement and lock timeouts for the rest of a transaction: an ordered transaction
+     * must not be ended at one site only by a timeout (the client's session's, or a replica's configuration), since
+     * the others commit it; timeouts are never shipped.
+     */
+    String LIFT_TIMEOUTS_SQL = "pg_catalog.set_config('statement_timeout', '0', true), pg_catalog.set_config('lock_timeout', '0', true)";
+
     /** How an execution ended. */
     enum Outcome {
         OK,
