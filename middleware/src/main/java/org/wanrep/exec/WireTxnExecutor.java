@@ -68,6 +68,8 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
         final List<WireMessage> replies = new ArrayList<>();
         boolean keepReplies;
         PgError error, commitError;
+        /** What the current attempt's request did, for the sites' comparison (see {@link #outcomeDigest}). */
+        long tags;
         boolean fusedCommit;   // COMMIT went with the request: commit() only reports its outcome
         boolean positionRecorded;   // the attempt's BEGIN recorded its GSN (ReplicaPosition)
         volatile boolean running;
@@ -230,6 +232,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
             w.error = null;
             w.fusedCommit = false;
             w.commitError = null;
+            w.tags = 0;
             if (cancelledBeforeRequest(w)) {   // revoked before it started: it does not run
                 w.sequencePutBack = null;   // nor does the rollback that follows put back an earlier attempt's sequence values
                 return Outcome.RETRY;
@@ -316,6 +319,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
                     case 0 -> {
                         if (m.kind() == 'E' && w.error == null) w.error = PgError.parse(m);
                         if (m.kind() == 'Z') requestStatus = org.wanrep.wire.Messages.status(m);
+                        if (m.kind() == 'C') w.tags = w.tags * 1_000_003L + tagHash(org.wanrep.wire.Messages.commandTag(m));
                         if (w.keepReplies) w.replies.add(m);
                     }
                     case 1 -> {
@@ -365,6 +369,37 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
                 w.requestSent = false;
             }
         }
+    }
+
+    /**
+     * What a finished transaction did here, for the sites' comparison of outcomes ({@code txn.OutcomeAudit}): its
+     * request's command tags, with row counts for the commands that write (INSERT, UPDATE, DELETE, MERGE, COPY), and
+     * the SQLSTATE of its error or COMMIT's. Every replica that follows the others computes the same value.
+     */
+    @Override public long outcomeDigest(Txn t) {
+        Work w = work(t);
+        // the request's error, else COMMIT's: whether COMMIT went in the same round trip differs between sites
+        PgError e = w.error != null ? w.error : w.commitError;
+        return e == null ? w.tags : w.tags * 1_000_003L + tagHash("E" + e.sqlState());
+    }
+
+    /** A command tag's hash; a count only where it says how many rows were written (a SELECT's need not be locked). */
+    static long tagHash(String tag) {
+        boolean writes = tag.startsWith("INSERT ") || tag.startsWith("UPDATE ") || tag.startsWith("DELETE ")
+                || tag.startsWith("MERGE ") || tag.startsWith("COPY ");
+        int end = tag.length();
+        if (!writes) {
+            int sp = tag.lastIndexOf(' ');
+            boolean count = sp > 0 && sp < end - 1;
+            for (int i = sp + 1; count && i < end; i++) count = Character.isDigit(tag.charAt(i));
+            if (count) end = sp;
+        }
+        long h = 0xcbf29ce484222325L;   // FNV-1a
+        for (int i = 0; i < end; i++) {
+            h ^= tag.charAt(i);
+            h *= 0x100000001b3L;
+        }
+        return h;
     }
 
     /** True if the attempt was cancelled; else marks its request as sent, after which {@link #cancel} sends a CancelRequest. */

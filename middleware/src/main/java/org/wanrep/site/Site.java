@@ -217,7 +217,10 @@ public final class Site implements AutoCloseable {
                 c.getInt("gcs.port"), hosts, matrix, c.getDouble("gcs.jitter_ms"), c.getInt("gcs.ack_interval_ms"), c.get("gcs.bootstrap").equals("on"))
                 .withSecretFile(c.get("gcs.secret_file").isEmpty() ? null : java.nio.file.Path.of(c.get("gcs.secret_file")));
         FlowControl flow = new FlowControl(name, c.getInt("flow.max_backlog"), c.getInt("flow.wait_timeout_ms"), c.getInt("flow.report_interval_ms"));
-        Membership membership = new Membership(name, Membership.fileIn(logDir, name), listenerWrapper.apply(flow.intercept(engine)));
+        org.wanrep.txn.OutcomeAudit audit = new org.wanrep.txn.OutcomeAudit(name, c.getInt("audit.report_interval_ms"));
+        engine.auditOutcomes(audit);
+        audit.onDivergence(engine::fail);
+        Membership membership = new Membership(name, Membership.fileIn(logDir, name), listenerWrapper.apply(flow.intercept(audit.intercept(engine))));
         membership.onChanged(engine::sitesChanged);   // write-set executors follow the configured sites, switched at the change's GSN
         JGroupsGcs gcs = JGroupsGcs.start(gs, membership);
         // with opt-safe too: a tentative attempt revoked in favour of a certified block, which could wait in PostgreSQL
@@ -228,11 +231,13 @@ public final class Site implements AutoCloseable {
         gcs.onFatal(engine::fail);   // a delivery the engine failed on stops the site (fires at once if one failed already)
         engine.flowControl(flow);
         flow.start(gcs, gcs.self(), engine::pending, engine::lagBehind, engine::finishedThrough);
+        audit.start(gcs, gcs.self(), engine::finishedThrough);
         if (channel != null) channel.attach(gcs);
         try {
             gcs.awaitPrimary(sites.size() / 2 + 1, joinTimeout);
         } catch (Exception e) {
             flow.stop();
+            audit.stop();
             gcs.crash();
             if (engine.orderedLog() != null) engine.orderedLog().close();
             if (channel != null) channel.close(false);
@@ -253,6 +258,7 @@ public final class Site implements AutoCloseable {
             // failed: its replica is stale, so it must not open its port at all (no state transfer yet)
             engine.shutdown("site failed while starting");
             flow.stop();
+            audit.stop();
             gcs.crash();
             if (engine.orderedLog() != null) engine.orderedLog().close();
             if (channel != null) channel.close(false);
@@ -441,6 +447,7 @@ public final class Site implements AutoCloseable {
         try {
             proxy.close();
             engine.flowControl().stop();
+            engine.outcomeAudit().stop();
             engine.shutdown("site crashed");
             gcs.crash();
             if (engine.orderedLog() != null) engine.orderedLog().close();
@@ -464,6 +471,7 @@ public final class Site implements AutoCloseable {
         try {
             proxy.close();
             engine.flowControl().stop();
+            engine.outcomeAudit().stop();
             engine.shutdown("site stopped");
             gcs.close();
             if (engine.orderedLog() != null) engine.orderedLog().close();

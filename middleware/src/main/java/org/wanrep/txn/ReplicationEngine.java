@@ -302,6 +302,13 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     /** New updates wait in {@link #submit} while {@code f} says a site's backlog is over its limit. */
     public void flowControl(FlowControl f) { this.flow = f; }
 
+    /** The sites' comparison of outcomes, fed here with every ordered update's (see {@link OutcomeAudit}). */
+    private volatile OutcomeAudit audit = OutcomeAudit.NONE;
+
+    public void auditOutcomes(OutcomeAudit a) { this.audit = a; }
+
+    public OutcomeAudit outcomeAudit() { return audit; }
+
     public FlowControl flowControl() { return flow; }
 
     /** The execution policy ({@code execution} setting). */
@@ -541,7 +548,9 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             orderedUpTo = gsn;
             byMsg.remove(m.id());
             certifier.seen(gsn);
+            audit.seen(gsn);
             boolean inState = gsn <= skipUpTo, committedBefore = !alreadyHave.isEmpty() && alreadyHave.contains(gsn);
+            if (inState || committedBefore) audit.skipped(gsn);   // its outcome here is not this site's to compare
             if (r.kind() == TxnRequest.Kind.CERTIFY && (inState || committedBefore || catchingUp)) {
                 // a certified block commits by PREPARE before its GSN is known, so the replica's position cannot
                 // say whether it is already here: replaying it could run it twice
@@ -1362,6 +1371,9 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         RequestId id = t.request.id();
         if (t.origin && t.state == Txn.State.COMMITTED) phaseStats.record(t.phases);
         txns.remove(id);
+        if (t.gsn > 0 && t.request.kind() == TxnRequest.Kind.AUTOCOMMIT && (t.state == Txn.State.COMMITTED || t.state == Txn.State.FAILED))
+            // before its GSN counts as finished: the audit's ranges end there (under write-set policies only the executor ran it)
+            audit.finished(t.gsn, t.state == Txn.State.COMMITTED, t.executor == null ? executor.outcomeDigest(t) : 0);
         if (t.gsn > 0 && unfinished.remove(t.gsn) && catchingUp) notifyAll();
         submittedHere.remove(id);
         writeSets.remove(id);

@@ -53,6 +53,12 @@ public interface TxnExecutor {
     /** ROLLBACK of the current attempt (the transaction may run again later). */
     void rollback(Txn t, Done done);
 
+    /**
+     * A digest of what the last attempt of a finished transaction did here (command tags, row counts, SQLSTATE), which
+     * every replica that follows the others computes alike; 0 if this executor does not tell.
+     */
+    default long outcomeDigest(Txn t) { return 0; }
+
     /** The transaction is over at this site (committed or failed for good): free what it holds. */
     void finish(Txn t);
 }
