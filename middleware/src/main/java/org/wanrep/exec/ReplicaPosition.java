@@ -34,6 +34,24 @@ public final class ReplicaPosition {
     public static String recordSql(long gsn, long doneBelow, boolean compact) { return org.wanrep.txn.PositionSql.record(gsn, doneBelow, compact); }
 
     static final String FUNCTION = org.wanrep.txn.PositionSql.FUNCTION;
+    static final String CERTIFIED = WriteSetSql.APPLIED_SCHEMA + ".certified";
+    static final String CERTIFIED_FUNCTION = org.wanrep.txn.PositionSql.CERTIFIED_FUNCTION;
+
+    /**
+     * The certified blocks this replica committed as their origin (marked inside their prepared transaction, see
+     * {@link org.wanrep.txn.PositionSql#markCertified}), over every database: replayed after a restart, they are here already.
+     */
+    public static java.util.Set<String> certifiedBlocks(BackendTarget target) throws SQLException {
+        java.util.Set<String> ids = new java.util.HashSet<>();
+        for (String db : databases(target))
+            try (Connection c = connect(target, db); Statement st = c.createStatement()) {
+                create(st);
+                try (ResultSet rs = st.executeQuery("SELECT id FROM " + CERTIFIED)) {
+                    while (rs.next()) ids.add(rs.getString(1));
+                }
+            }
+        return ids;
+    }
 
     /**
      * Creates the table in every database that accepts connections (template1 too, so databases created
@@ -71,6 +89,12 @@ public final class ReplicaPosition {
         st.execute("CREATE OR REPLACE FUNCTION " + FUNCTION + "(g bigint, d bigint, compact boolean) RETURNS void LANGUAGE sql"
                 + " SECURITY DEFINER SET search_path = pg_catalog AS $$ INSERT INTO " + TABLE + " (gsn, done_below) VALUES (g, d);"
                 + " DELETE FROM " + TABLE + " WHERE compact AND gsn < d $$");
+        st.execute("CREATE TABLE IF NOT EXISTS " + CERTIFIED + " (id text PRIMARY KEY, at timestamptz NOT NULL)");
+        st.execute("CREATE OR REPLACE FUNCTION " + CERTIFIED_FUNCTION + "(i text, compact boolean) RETURNS void LANGUAGE sql"
+                + " SECURITY DEFINER SET search_path = pg_catalog AS $$ INSERT INTO " + CERTIFIED + " (id, at) VALUES (i, clock_timestamp());"
+                + " DELETE FROM " + CERTIFIED + " WHERE compact AND at < clock_timestamp() - interval '1 day' $$");
+        st.execute("REVOKE ALL ON FUNCTION " + CERTIFIED_FUNCTION + "(text, boolean) FROM PUBLIC");
+        st.execute("GRANT EXECUTE ON FUNCTION " + CERTIFIED_FUNCTION + "(text, boolean) TO PUBLIC");
         st.execute("REVOKE ALL ON FUNCTION " + FUNCTION + "(bigint, bigint, boolean) FROM PUBLIC");
         st.execute("GRANT USAGE ON SCHEMA " + WriteSetSql.APPLIED_SCHEMA + " TO PUBLIC");
         st.execute("GRANT EXECUTE ON FUNCTION " + FUNCTION + "(bigint, bigint, boolean) TO PUBLIC");
@@ -91,7 +115,8 @@ public final class ReplicaPosition {
             if (ENSURED.contains(key)) return;
             try (Connection c = connect(target, database); Statement st = c.createStatement()) {
                 try (ResultSet rs = st.executeQuery("SELECT pg_catalog.to_regprocedure('" + FUNCTION + "(bigint,bigint,boolean)') IS NOT NULL"
-                        + " AND pg_catalog.to_regclass('" + TABLE + "') IS NOT NULL")) {
+                        + " AND pg_catalog.to_regclass('" + TABLE + "') IS NOT NULL"
+                        + " AND pg_catalog.to_regprocedure('" + CERTIFIED_FUNCTION + "(text,boolean)') IS NOT NULL")) {
                     rs.next();
                     if (!rs.getBoolean(1)) create(st);
                 }

@@ -157,11 +157,17 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
      * their outcome is the COMMIT's. Every site runs them in delivery order under the all-tables lock.
      */
     public static boolean outsideTransaction(TxnRequest r) {
-        if (r.kind() != TxnRequest.Kind.AUTOCOMMIT || r.messages().size() != 1 || r.messages().get(0).kind() != 'Q') return false;
-        return OUTSIDE.matcher(r.messages().get(0).queryText()).lookingAt();
+        if (r.messages().size() != 1 || r.messages().get(0).kind() != 'Q') return false;
+        return switch (r.kind()) {
+            case AUTOCOMMIT -> OUTSIDE.matcher(r.messages().get(0).queryText()).lookingAt();
+            // a certified block this site prepared before it restarted (TxnRequest.committingPrepared): clients cannot send it
+            case STATEMENT_LOG -> COMMIT_PREPARED.matcher(r.messages().get(0).queryText()).lookingAt();
+            default -> false;
+        };
     }
 
     private static final java.util.regex.Pattern OUTSIDE = java.util.regex.Pattern.compile("(?is)\\s*create\\s+database\\b[^;]*;?\\s*$");
+    private static final java.util.regex.Pattern COMMIT_PREPARED = java.util.regex.Pattern.compile("COMMIT PREPARED '[^']*'$");
 
     private void executeOutsideTransaction(Txn t, Work w, boolean commit, Done done) {
         if (!commit) {   // tentative (opt-safe): nothing can be undone, so nothing runs before the final delivery

@@ -159,10 +159,7 @@ public final class Site implements AutoCloseable {
         // prepared transactions a certified block left here when this site stopped: their outcome is in the
         // total order (committed where they certified), never guessed; until a rejoin resolves them from it
         // they hold their locks, so the site does not start
-        List<String> leftover = wanrepPrepared(pool);
-        if (!leftover.isEmpty())
-            throw new SiteStoppedException("site " + name + " cannot start: its replica holds prepared transactions of certified blocks " + leftover
-                    + " whose outcome the other sites decided; resolve them from the total order (rejoin) or rebuild the replica from another site's");
+        List<org.wanrep.txn.ReplicationEngine.LeftPrepared> leftover = wanrepPrepared(pool);
         WireTxnExecutor executor = new WireTxnExecutor(pool);
         WriteSetChannel channel = null;
         if (policy.kind() != ExecutionPolicy.Kind.SYMMETRIC) {
@@ -173,6 +170,13 @@ public final class Site implements AutoCloseable {
         ReplicationEngine engine = new ReplicationEngine(name, delivery(c), executor, policy, channel != null ? channel : WriteSetIo.NONE);
         // request numbers of an earlier incarnation of this site may still be known to the others
         engine.startIdsAt(System.currentTimeMillis() * 1000);
+        // what certified blocks of the last incarnation left: committed ones (marked in the replica) are not replayed, and
+        // prepared ones (holding their rows) are committed or rolled back as their CERTIFY delivery decides, never by guess
+        if (!leftover.isEmpty() || c.get("blocks").equals("certify")) {
+            List<org.wanrep.txn.RequestId> marked = new ArrayList<>();
+            for (String id : org.wanrep.exec.ReplicaPosition.certifiedBlocks(target)) marked.add(org.wanrep.txn.RequestId.parse(id));
+            engine.recoverCertified(marked, leftover, (db, gid, commit) -> resolvePrepared(pool, db, gid, commit));
+        }
         // write-set policies record no position: a restart under agreed delivery must still know its replica took part in a history
         if (policy.kind() != ExecutionPolicy.Kind.SYMMETRIC) engine.markHistoryWith(org.wanrep.exec.ReplicaPosition.historyMarker(target));
         if (policy.kind() == ExecutionPolicy.Kind.SYMMETRIC) {
@@ -317,23 +321,46 @@ public final class Site implements AutoCloseable {
     /** The database the proxy's own connections use when they need one (every cluster has it). */
     static final String SERVICE_DATABASE = "postgres";
 
-    /** The names of the prepared transactions wanrep's certified blocks left in the replica (any database). */
-    static List<String> wanrepPrepared(BackendPool pool) throws java.io.IOException {
-        List<String> names = new ArrayList<>();
+    /** The prepared transactions wanrep's certified blocks left in the replica (any database). */
+    static List<org.wanrep.txn.ReplicationEngine.LeftPrepared> wanrepPrepared(BackendPool pool) throws java.io.IOException {
+        List<org.wanrep.txn.ReplicationEngine.LeftPrepared> left = new ArrayList<>();
         org.wanrep.backend.BackendConnection conn = pool.borrow(SERVICE_DATABASE);
         try {
-            conn.send(org.wanrep.wire.WireMessage.query("SELECT gid FROM pg_catalog.pg_prepared_xacts WHERE gid LIKE 'wanrep:%' ORDER BY gid"));
+            conn.send(org.wanrep.wire.WireMessage.query("SELECT gid, database FROM pg_catalog.pg_prepared_xacts WHERE gid LIKE 'wanrep:%' ORDER BY gid"));
             conn.flush();
             while (!conn.tracker().idle()) {
                 org.wanrep.wire.WireMessage m = conn.read();
-                if (m.kind() == 'D') names.add(org.wanrep.wire.Messages.dataRowValues(m).get(0));
+                if (m.kind() == 'D') {
+                    List<String> row = org.wanrep.wire.Messages.dataRowValues(m);
+                    left.add(leftPrepared(row.get(0), row.get(1)));
+                }
                 if (m.kind() == 'E') throw new java.io.IOException("reading pg_prepared_xacts: " + org.wanrep.wire.PgError.parse(m));
             }
         } finally {
             pool.release(conn);
         }
-        return names;
+        return left;
     }
+
+    /** A prepared transaction's name ({@code InteractiveBlock.preparedName}: wanrep:REQUEST@MEMBER) read back. */
+    static org.wanrep.txn.ReplicationEngine.LeftPrepared leftPrepared(String gid, String database) {
+        int at = gid.indexOf('@');
+        if (!gid.startsWith("wanrep:") || at < 0) throw new IllegalStateException("not a certified block's prepared transaction: " + gid);
+        return new org.wanrep.txn.ReplicationEngine.LeftPrepared(org.wanrep.txn.RequestId.parse(gid.substring("wanrep:".length(), at)), gid, database,
+                gid.substring(at + 1));
+    }
+
+    /** COMMIT or ROLLBACK PREPARED on a connection to the prepared transaction's database. */
+    static void resolvePrepared(BackendPool pool, String database, String gid, boolean commit) throws java.io.IOException {
+        org.wanrep.backend.BackendConnection conn = pool.borrow(database);
+        try {
+            org.wanrep.wire.PgError e = conn.run((commit ? "COMMIT" : "ROLLBACK") + " PREPARED '" + gid.replace("'", "''") + "'");
+            if (e != null) throw new java.io.IOException(e.toString());
+        } finally {
+            pool.release(conn);
+        }
+    }
+
     /** Replica connections besides the pool, capture and appliers: catalog reads, administrators, checks. */
     static final int CONNECTION_MARGIN = 5;
 

@@ -132,6 +132,15 @@ public class UnitClassifier {
         return u;
     }
 
+    /**
+     * Two-phase commit is the proxy's own (certified blocks prepare their transactions): a client's PREPARE TRANSACTION
+     * would run at its site only, and its COMMIT or ROLLBACK PREPARED could end a certified block's prepared
+     * transaction against the group's decision.
+     */
+    private static UnitAnalysis twoPhaseRefused() {
+        return UnitAnalysis.refused(PgError.error("0A000", "wanrep: two-phase commit (PREPARE TRANSACTION, COMMIT/ROLLBACK PREPARED) is not supported"));
+    }
+
     /** One statement, by its leading keyword (the SQL analysis refines UPDATE's tables). */
     protected UnitAnalysis analyzeStatement(String stmt) {
         String s = stripComments(stmt).trim().toLowerCase(Locale.ROOT);
@@ -141,18 +150,16 @@ public class UnitClassifier {
         boolean time = s.contains("now(") || s.contains("current_timestamp") || s.contains("current_date") || s.contains("localtimestamp");
         return switch (first) {
             case "begin", "start" -> route(Route.BEGIN);
-            case "commit", "end" -> s.contains("and chain") ? chainRefused() : route(Route.COMMIT);
+            case "commit", "end" -> s.contains("and chain") ? chainRefused() : s.matches("commit\\s+prepared\\b.*") ? twoPhaseRefused() : route(Route.COMMIT);
             case "abort" -> route(Route.ROLLBACK);
-            case "rollback" -> s.startsWith("rollback to") || s.matches("rollback\\s+(work\\s+|transaction\\s+)?to\\b.*")
+            case "rollback" -> s.matches("rollback\\s+prepared\\b.*") ? twoPhaseRefused() : s.startsWith("rollback to") || s.matches("rollback\\s+(work\\s+|transaction\\s+)?to\\b.*")
                     ? UnitAnalysis.local() : s.contains("and chain") ? chainRefused() : route(Route.ROLLBACK);
             case "savepoint", "release", "show", "set", "reset", "discard", "deallocate", "listen", "unlisten", "load",
                     "vacuum", "analyze", "analyse", "checkpoint", "fetch", "move", "close", "declare" ->
                     first.equals("declare") && s.contains(" for update") ? update(random, time) : UnitAnalysis.local();
             case "execute" -> UnitAnalysis.refused(PgError.error("0A000",
                     "wanrep: EXECUTE of an SQL-level prepared statement cannot be replicated").withHint("Use protocol-level prepared statements (as drivers do)."));
-            case "prepare" -> s.startsWith("prepare transaction")
-                    ? UnitAnalysis.refused(PgError.error("0A000", "wanrep: PREPARE TRANSACTION (two-phase commit) is not supported"))
-                    : UnitAnalysis.local();
+            case "prepare" -> s.startsWith("prepare transaction") ? twoPhaseRefused() : UnitAnalysis.local();
             case "select", "values", "table", "with", "explain" -> readOnlyUnlessWrites(s, random, time);
             default -> DDL.contains(first) ? ddl(random, time) : new UnitAnalysis(Route.UPDATE, TableSet.allTables(), random, time, false, null);
         };

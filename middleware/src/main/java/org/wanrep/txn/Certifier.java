@@ -35,10 +35,28 @@ public final class Certifier {
     /** The GSN before the first delivery this certifier saw: what was delivered up to it is unknown here (-1: none yet). */
     private long knownAfter = -1;
 
-    /** Every ordered delivery, recorded or not: the first one fixes where this certifier's knowledge starts. */
+    /** The highest GSN seen (-1: none). */
+    private long lastSeen = -1;
+
+    /**
+     * Every ordered delivery, recorded or not: the first one fixes where this certifier's knowledge starts, and so does
+     * one after a gap (a state transfer skipped what came between: its writes are not in the window).
+     */
     public void seen(long gsn) {
-        if (knownAfter < 0) knownAfter = gsn - 1;
+        if (knownAfter < 0 || gsn > lastSeen + 1) knownAfter = Math.max(knownAfter, gsn - 1);
+        lastSeen = Math.max(lastSeen, gsn);
     }
+
+    /** What was delivered up to {@code gsn} is not known here (a block whose outcome could not be decided): no decision before it. */
+    public void unknownThrough(long gsn) {
+        knownAfter = Math.max(knownAfter, gsn);
+        lastSeen = Math.max(lastSeen, gsn);
+    }
+
+    /** The highest GSN this certifier saw (-1: none). */
+    public long lastSeen() { return lastSeen; }
+
+    public int capacity() { return capacity; }
 
     public Certifier(int capacity) {
         if (capacity < 1) throw new IllegalArgumentException("certification window must hold at least one transaction");

@@ -129,6 +129,9 @@ public final class InteractiveBlock {
     /** How long a certifying block that holds row locks waits for the exclusive lock when nothing commits meanwhile. */
     public static final int EXCLUSIVE_WAIT_HOLDING_ROWS_MS = 5_000;
 
+    /** Marks written by certified blocks at this site (every thousandth also forgets old ones). */
+    private static final java.util.concurrent.atomic.AtomicLong MARKS = new java.util.concurrent.atomic.AtomicLong();
+
     private final ReplicationEngine engine;
     private final Session session;
     private final String database;
@@ -598,6 +601,18 @@ public final class InteractiveBlock {
         }
         RequestId id = engine.nextId();
         String gid = preparedName(id, engine.self());
+        // the mark that this block is in this replica, for a restart that replays it (its GSN is not known before PREPARE)
+        PgError me = session.run(PositionSql.markCertified(id, MARKS.incrementAndGet() % 1000 == 0));
+        if (me != null || session.status() != 'T') {
+            try {
+                if (session.status() != 'I') session.run("ROLLBACK");
+            } finally {
+                end();
+            }
+            session.answerUnrelayed(unit, PgError.error(me != null ? me.sqlState() : "25000", "wanrep: the certified block could not be marked in the replica ("
+                    + (me != null ? me.message() : "the block ended") + "); it was rolled back"));
+            return;
+        }
         PgError pe;
         try {
             pe = session.run("PREPARE TRANSACTION '" + gid + "'");
@@ -621,8 +636,9 @@ public final class InteractiveBlock {
         try {
             t = outcome(engine.submit(req));
         } catch (ExecutionException x) {
-            if (engine.failure() != null) {
-                // the site is stopping: whether the others certified it is not known here, so it stays prepared
+            if (engine.stopped()) {
+                // the site is stopping: whether the others certified it is not known here, so it stays prepared (a restart
+                // resolves it from the total order); rolling it back here would lose a block the others committed
                 throw new BackendException(PgError.fatal("57P01", "wanrep: site " + session.site() + " stopped while transaction " + gid
                         + " was being certified; its outcome is decided by the others"));
             }

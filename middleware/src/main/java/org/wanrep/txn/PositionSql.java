@@ -15,4 +15,16 @@ public final class PositionSql {
     public static String record(long gsn, long doneBelow, boolean compact) {
         return "SELECT " + FUNCTION + "(" + gsn + ", " + doneBelow + ", " + compact + ")";
     }
+
+    /** A SECURITY DEFINER function marking, inside a certified block's prepared transaction, that the block is here. */
+    public static final String CERTIFIED_FUNCTION = "wanrep.record_certified";
+
+    /**
+     * Marks certified block {@code id} as committed here, inside its transaction before PREPARE: its GSN is not known
+     * yet, so its position cannot record it; after a restart the mark tells that a replayed block is already in the
+     * replica ({@code compact}: also forget marks older than a day).
+     */
+    public static String markCertified(RequestId id, boolean compact) {
+        return "SELECT " + CERTIFIED_FUNCTION + "('" + id.toString().replace("'", "''") + "', " + compact + ")";
+    }
 }

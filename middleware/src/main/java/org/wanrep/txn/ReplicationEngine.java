@@ -337,6 +337,192 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     /** Whether interactive blocks certify (see {@link #certification}). */
     public boolean certifiesBlocks() { return certifyBlocks; }
 
+    /** A prepared transaction that a certified block of an earlier incarnation of this site left in the replica. */
+    public record LeftPrepared(RequestId id, String gid, String database, String member) {}
+
+    /** Commits or rolls back a prepared transaction of the replica (on a connection of its own). */
+    public interface PreparedResolver { void resolve(String database, String gid, boolean commit) throws Exception; }
+
+    /** Certified blocks this site committed as their origin before it restarted (marked in the replica). */
+    private final java.util.Set<RequestId> certifiedHere = new java.util.HashSet<>();
+    /** Prepared transactions of certified blocks left by an earlier incarnation: the total order decides each. */
+    private final Map<RequestId, LeftPrepared> preparedHere = new java.util.LinkedHashMap<>();
+    private volatile PreparedResolver preparedResolver;
+
+    /**
+     * What certified blocks of this site's earlier incarnation left in its replica: those it committed ({@code committed},
+     * request ids), which a replay must not run again, and those it prepared, whose CERTIFY delivery commits or rolls
+     * back when replayed; one never ordered is rolled back once a view without its member is here. Set before start.
+     */
+    public synchronized void recoverCertified(java.util.Collection<RequestId> committed, java.util.Collection<LeftPrepared> prepared, PreparedResolver resolver) {
+        certifiedHere.addAll(committed);
+        for (LeftPrepared p : prepared) preparedHere.put(p.id(), p);
+        this.preparedResolver = resolver;
+        if (!prepared.isEmpty()) LOG.info("site {}: {} prepared transaction(s) of certified blocks left in the replica, resolved from the total order: {}",
+                site, prepared.size(), prepared.stream().map(LeftPrepared::gid).toList());
+    }
+
+    /** How far back a restarted site learns the deliveries it has, to certify blocks whose snapshot is older than its restart. */
+    static final int PRIME_DEPTH = 20_000;
+
+    /**
+     * A site that restarted (or took a copy) has not seen the deliveries its replica already has, and a block whose
+     * snapshot precedes them could not be certified here (the site would stop). So before it replays or serves, its
+     * certifier learns the last {@link #PRIME_DEPTH} of them from the others' logs, without running them: the same
+     * window every other site keeps. If the logs do not have them, it goes without (and stops at such a block, as before).
+     */
+    private void primeCertifier(GcsView v) {
+        if (!certifyBlocks || catchUpSource == null || lastGsn <= 0) return;
+        long to = lastGsn;
+        int capacity;
+        synchronized (this) {
+            if (certifier.lastSeen() >= to) return;
+            capacity = certifier.capacity();
+        }
+        long from = Math.max(1, to + 1 - Math.min(capacity, PRIME_DEPTH)), next = from;
+        Certifier c = new Certifier(capacity);
+        try {
+            while (next <= to) {
+                List<OrderedLog.Entry> es = catchUpSource.fetch(v, next, to, 2000);
+                if (es.isEmpty()) break;
+                for (OrderedLog.Entry e : es) {
+                    if (e.isView() || e.gsn() < next) continue;
+                    if (e.gsn() != next) c.unknownThrough(e.gsn() - 1);
+                    TxnRequest r = TxnRequestCodec.decode(e.payload());
+                    switch (r.kind()) {
+                        case AUTOCOMMIT -> c.delivered(e.gsn(), r.tables());
+                        case EXCLUSIVE -> c.delivered(e.gsn(), TableSet.allTables());
+                        case CERTIFY -> { if (c.certify(e.gsn(), r.snapshotGsn(), r.tables()) == null) c.unknownThrough(e.gsn()); }
+                        default -> c.seen(e.gsn());
+                    }
+                    next = e.gsn() + 1;
+                }
+            }
+        } catch (Exception e) {
+            LOG.warn("site {}: could not learn the deliveries before GSN {} from the others' logs ({}): blocks whose snapshot precedes them stop this site",
+                    site, to + 1, e.getMessage());
+            return;
+        }
+        if (next <= to) {
+            LOG.warn("site {}: the others' logs end before GSN {}: its certifier knows deliveries from GSN {} only", site, to, from);
+            return;
+        }
+        synchronized (this) {
+            if (certifier.lastSeen() < to) certifier = c;
+        }
+        LOG.info("site {}: certifier learned GSNs {} to {} from the others' logs", site, from, to);
+    }
+
+    /**
+     * Before a replay: a prepared transaction left by an earlier incarnation whose CERTIFY is not among the deliveries
+     * to replay, and whose member left the group by then (a later view of the log, or this one, lacks it), was never
+     * ordered and never will be. It is rolled back now: it holds its rows, and a replayed transaction that needs them
+     * would wait in PostgreSQL for ever. One whose CERTIFY is there is decided in its turn.
+     */
+    private void rollBackUnordered(GcsView v, long target) throws Exception {
+        java.util.Set<RequestId> ids;
+        synchronized (this) {
+            if (preparedHere.isEmpty()) return;
+            ids = new java.util.HashSet<>(preparedHere.keySet());
+        }
+        java.util.Set<String> left = new java.util.HashSet<>();
+        for (LeftPrepared p : preparedHere.values()) if (!v.members().contains(p.member())) left.add(p.member());
+        long next = lastGsn + 1;
+        while (next <= target && !ids.isEmpty()) {
+            List<OrderedLog.Entry> es = catchUpSource.fetch(v, next, target, 2000);
+            if (es.isEmpty()) break;
+            for (OrderedLog.Entry e : es) {
+                if (e.isView()) {
+                    for (LeftPrepared p : preparedHere.values()) if (!e.members().contains(p.member())) left.add(p.member());
+                    continue;
+                }
+                if (e.gsn() < next) continue;
+                next = e.gsn() + 1;
+                TxnRequest r = TxnRequestCodec.decode(e.payload());
+                if (r.kind() == TxnRequest.Kind.CERTIFY) ids.remove(r.id());
+            }
+        }
+        List<LeftPrepared> never = new ArrayList<>();
+        synchronized (this) {
+            for (RequestId id : ids) {
+                LeftPrepared p = preparedHere.get(id);
+                if (p != null && left.contains(p.member())) never.add(preparedHere.remove(id));
+            }
+        }
+        for (LeftPrepared p : never) {
+            preparedResolver.resolve(p.database(), p.gid(), false);
+            LOG.info("site {}: prepared transaction {} rolled back: its block was never ordered", site, p.gid());
+        }
+    }
+
+    /** Prepared transactions left by an earlier incarnation and not yet resolved (tests, SHOW). */
+    public synchronized int leftPrepared() { return preparedHere.size(); }
+
+    /** Resolves a left prepared transaction at once, outside the lock order (a rollback waits for nothing; see callers). */
+    private void resolveLeftNow(LeftPrepared p, boolean commit, String why) {
+        PreparedResolver r = preparedResolver;
+        Thread.ofPlatform().name("wanrep-resolve-" + site).start(() -> {
+            try {
+                r.resolve(p.database(), p.gid(), commit);
+                LOG.info("site {}: prepared transaction {} {} ({})", site, p.gid(), commit ? "committed" : "rolled back", why);
+            } catch (Exception e) {
+                fail("site " + site + " could not " + (commit ? "commit" : "roll back") + " prepared transaction " + p.gid() + " (" + why + "): " + e.getMessage());
+            }
+        });
+    }
+
+    /**
+     * A certified block's CERTIFY delivered here: certified in order like every other site, then run (replayed, or this
+     * origin's prepared transaction committed under its locks) or skipped if the replica has it already. Monitor held;
+     * returns the origin's future to complete if it aborted (outside the monitor).
+     */
+    private CompletableFuture<Txn> orderedCertify(TxnRequest r, String sender, long gsn, boolean inReplica, Txn[] abortedTxn) {
+        Certifier.Decision d = certifier.certify(gsn, r.snapshotGsn(), r.tables());
+        if (d == null) {
+            // what was delivered between its snapshot and this site's restart is unknown here:
+            // another site may decide otherwise, so this one must not decide at all
+            fail("site " + site + " cannot certify block " + r.id() + " (GSN " + gsn + "): its snapshot (GSN "
+                    + r.snapshotGsn() + ") precedes the deliveries this site has seen since it started");
+            return null;
+        }
+        LeftPrepared left = preparedHere.remove(r.id());
+        if (inReplica || certifiedHere.remove(r.id())) {
+            // in the copy, or committed here (as the origin, marked; or replayed, its GSN recorded) before a restart
+            if (!d.commit()) {
+                fail("site " + site + "'s replica has certified block " + r.id() + " (GSN " + gsn + ") which every site's certification aborts now: "
+                        + "this replica no longer follows the others");
+                return null;
+            }
+            certifiedCommits.incrementAndGet();
+            LOG.debug("{} gsn {} certified block {}: in the replica already", site, gsn, r.id());
+            return null;
+        }
+        Txn t = newTxn(r, sender);
+        t.gsn = gsn;
+        t.fin = true;
+        t.phases.finalDelivered = System.nanoTime();
+        t.certification = d;
+        if (d.commit()) {
+            certifiedCommits.incrementAndGet();
+            unfinished.add(gsn);
+            // a block this site prepared before it restarted: COMMIT PREPARED in its turn; else what the other sites replay
+            t.work = left != null ? r.committingPrepared(left.gid(), left.database()) : r.asStatementLog();
+            t.resolvesPrepared = left != null;
+            locks.enqueueFinal(r.id(), r.tables());
+            return null;
+        }
+        certificationAborts.incrementAndGet();
+        if (r.id().site().equals(site)) ownCertificationAborts.incrementAndGet();
+        LOG.info("{} gsn {} block {} aborted by certification: {}", site, gsn, r.id(), d.reason());
+        // as its origin does: at once, not in lock order (what was delivered before it may wait on its rows in PostgreSQL)
+        if (left != null) resolveLeftNow(left, false, "its certification aborted it");
+        t.state = Txn.State.FAILED;
+        txns.remove(r.id());
+        submittedHere.remove(r.id());
+        abortedTxn[0] = t;
+        return waiting.remove(r.id());
+    }
+
     /**
      * The highest GSN g such that every transaction delivered at a GSN up to g has finished (committed,
      * or failed for good) here: a snapshot taken after this call sees all of them. A block certifies
@@ -384,6 +570,14 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
 
     /** Why this replica stopped following the others, or null. */
     public String failure() { return failure; }
+
+    private volatile boolean stopped;
+
+    /**
+     * Whether the site is stopping or stopped ({@link #shutdown}): the requests it still waited for fail here, but may
+     * well be ordered and decided by the others (a certified block's prepared transaction must then stay prepared).
+     */
+    public boolean stopped() { return stopped || failure != null; }
 
     /**
      * Whether this site may answer from its replica now: it has not failed, and its group member is
@@ -551,13 +745,6 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             audit.seen(gsn);
             boolean inState = gsn <= skipUpTo, committedBefore = !alreadyHave.isEmpty() && alreadyHave.contains(gsn);
             if (inState || committedBefore) audit.skipped(gsn);   // its outcome here is not this site's to compare
-            if (r.kind() == TxnRequest.Kind.CERTIFY && (inState || committedBefore || catchingUp)) {
-                // a certified block commits by PREPARE before its GSN is known, so the replica's position cannot
-                // say whether it is already here: replaying it could run it twice
-                fail("site " + site + " cannot tell whether certified block " + r.id() + " (GSN " + gsn + ") is already in its replica"
-                        + " while it catches up; certified blocks (blocks: certify) do not combine with catch-up yet");
-                return;
-            }
             if (inState && (r.kind() == TxnRequest.Kind.AUTOCOMMIT || r.kind() == TxnRequest.Kind.EXCLUSIVE)) {
                 certifier.delivered(gsn, r.kind() == TxnRequest.Kind.AUTOCOMMIT ? r.tables() : TableSet.allTables());
                 Txn tentative = txns.get(r.id());
@@ -588,34 +775,9 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
                 case STATEMENT_LOG, RELEASE, WRITESET_LOG -> blockEnds(r);
                 case SITES -> LOG.info("{} gsn {}: configured sites changed ({})", site, gsn, r.id());
                 case CERTIFY -> {
-                    Txn t = newTxn(r, m.sender());
-                    t.gsn = gsn;
-                    t.fin = true;
-                    t.phases.finalDelivered = System.nanoTime();
-                    Certifier.Decision d = certifier.certify(gsn, r.snapshotGsn(), r.tables());
-                    if (d == null) {
-                        // what was delivered between its snapshot and this site's restart is unknown here:
-                        // another site may decide otherwise, so this one must not decide at all
-                        fail("site " + site + " cannot certify block " + r.id() + " (GSN " + gsn + "): its snapshot (GSN "
-                                + r.snapshotGsn() + ") precedes the deliveries this site has seen since it started");
-                        return;
-                    }
-                    t.certification = d;
-                    if (d.commit()) {
-                        certifiedCommits.incrementAndGet();
-                        unfinished.add(gsn);
-                        t.work = r.asStatementLog();   // what the other sites replay
-                        locks.enqueueFinal(r.id(), r.tables());
-                    } else {
-                        certificationAborts.incrementAndGet();
-                        if (r.id().site().equals(site)) ownCertificationAborts.incrementAndGet();
-                        LOG.info("{} gsn {} block {} aborted by certification: {}", site, gsn, r.id(), d.reason());
-                        t.state = Txn.State.FAILED;
-                        txns.remove(r.id());
-                        submittedHere.remove(r.id());
-                        aborted = waiting.remove(r.id());
-                        abortedTxn = t;
-                    }
+                    Txn[] a = new Txn[1];
+                    aborted = orderedCertify(r, m.sender(), gsn, inState || committedBefore, a);
+                    abortedTxn = a[0];
                 }
             }
         }
@@ -799,6 +961,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             if (failure != null) return;
             replace |= newSiteUnderAgreed;   // its replica is now a copy at a uniform GSN, as a replaced one is
         } else replace = false;
+        if (v.joined() && failure == null) primeCertifier(v);   // restarted with nothing to catch up: it still certifies against the past
         if (v.joined() && v.firstGsn() > lastGsn + 1) {
             // back in the primary component (after a partition, or started late) without what the others
             // ordered meanwhile: serving from this replica would silently diverge
@@ -863,6 +1026,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             }
         }
         resumeTentative();
+        resolveNeverOrdered(v);
         // a block of ours whose log or release could not be ordered (this site was outside the primary component)
         // holds the all-tables lock wherever its EXCLUSIVE was delivered, and its origin is still a member: release it
         List<TxnRequest> again;
@@ -950,6 +1114,8 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             }
             if (lastGsn < target && policy.kind() != ExecutionPolicy.Kind.SYMMETRIC)
                 throw new IllegalStateException("the copy has every GSN up to " + lastGsn + " only; write sets up to " + target + " cannot be replayed");
+            primeCertifier(v);
+            rollBackUnordered(v, target);
             while (lastGsn < target && failure == null) {
                 List<OrderedLog.Entry> es;
                 try {
@@ -1010,6 +1176,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
                 if (!txns.isEmpty()) wait(100);
             }
         }
+        resolveLeftBeforeTransfer();
         long start = System.nanoTime(), x;
         transferring = true;
         transfers++;   // only the delivery thread writes it
@@ -1035,6 +1202,39 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     }
 
     private volatile CatchUp lastTransfer;
+
+    /**
+     * The copy replaces the replica, and with it what certified blocks of an earlier incarnation left: the copy has
+     * their outcome (or the log replays them as any other site's), and a prepared transaction would keep its database
+     * from being dropped. So they are rolled back first, and the marks of committed ones mean nothing any more.
+     */
+    private void resolveLeftBeforeTransfer() throws Exception {
+        List<LeftPrepared> left;
+        synchronized (this) {
+            left = new ArrayList<>(preparedHere.values());
+            preparedHere.clear();
+            certifiedHere.clear();
+        }
+        for (LeftPrepared p : left) {
+            preparedResolver.resolve(p.database(), p.gid(), false);
+            LOG.info("site {}: prepared transaction {} rolled back before the state transfer that replaces its replica", site, p.gid());
+        }
+    }
+
+    /**
+     * In a primary view, after every delivery before it: a prepared transaction whose member (an earlier incarnation of
+     * this site) is not in the view was never ordered and never will be (a member's messages are delivered before the
+     * view that excludes it, or not at all), so it is rolled back; its client never had an answer.
+     */
+    private synchronized void resolveNeverOrdered(GcsView v) {
+        if (preparedHere.isEmpty()) return;
+        for (var it = preparedHere.values().iterator(); it.hasNext(); ) {
+            LeftPrepared p = it.next();
+            if (v.members().contains(p.member())) continue;
+            it.remove();
+            resolveLeftNow(p, false, "its block was never ordered");
+        }
+    }
 
     /**
      * A write-set member back in the primary component (re-merged after a partition) may still hold transactions of
@@ -1337,6 +1537,9 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             return;
         }
         t.state = o == TxnExecutor.Outcome.OK ? Txn.State.COMMITTED : Txn.State.FAILED;
+        if (t.resolvesPrepared && o != TxnExecutor.Outcome.OK)
+            fail("site " + site + " could not commit the prepared transaction of certified block " + t.request.id() + " (GSN " + t.gsn
+                    + "), which every site certified: this replica no longer follows the others");
         if (o == TxnExecutor.Outcome.OK) {
             commits.incrementAndGet();
             commitHook.accept(t.work);
@@ -1464,6 +1667,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
 
     /** This site stops: every client still waiting gets an error now. */
     public void shutdown(String reason) {
+        stopped = true;   // before the futures fail: whoever waits must not take that for "never ordered"
         List<CompletableFuture<Txn>> fs;
         synchronized (this) {
             fs = new ArrayList<>(waiting.values());

@@ -55,6 +55,8 @@ public final class Txn {
      * transaction before COMMIT; null when positions are not kept or its final delivery is not here yet.
      */
     volatile String recordSql;
+    /** Its work is COMMIT PREPARED of a block this site prepared before it restarted: a failure stops the site. */
+    volatile boolean resolvesPrepared;
     /** A certified block's outcome at this site (null for every other kind). */
     volatile Certifier.Decision certification;
     final Phases phases = new Phases();

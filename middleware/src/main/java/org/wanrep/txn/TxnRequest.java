@@ -82,6 +82,15 @@ public record TxnRequest(RequestId id, Kind kind, TableSet tables, String databa
     }
 
     /** The block's statement log as work to replay (what a {@link Kind#STATEMENT_LOG} carries). */
+    /**
+     * For a certified block that this site prepared before it restarted: COMMIT PREPARED of its transaction, in
+     * {@code database}, under the block's locks (see {@code exec.WireTxnExecutor#outsideTransaction}).
+     */
+    public TxnRequest committingPrepared(String gid, String database) {
+        return new TxnRequest(id, Kind.STATEMENT_LOG, tables, database, List.of(WireMessage.query("COMMIT PREPARED '" + gid.replace("'", "''") + "'")),
+                0, 0, Map.of(), false, null, false, snapshotGsn);
+    }
+
     public TxnRequest asStatementLog() {
         return new TxnRequest(id, Kind.STATEMENT_LOG, tables, database, messages, timestampMicros, seed, settings, false, null, changesCatalog, snapshotGsn);
     }

@@ -46,6 +46,18 @@ class SqlClassifierTest {
 
     /** TRUNCATE leaves no write set in logical decoding: it must run everywhere, as DDL does (also in a block). */
     @Test
+    void twoPhaseCommitIsTheProxysOwn() {
+        // a client's COMMIT/ROLLBACK PREPARED could end a certified block's prepared transaction against the group's decision
+        for (String sql : List.of("PREPARE TRANSACTION 'x'", "COMMIT PREPARED 'wanrep:a#1@a/1'", "rollback  prepared 'x'")) {
+            UnitAnalysis r = a(sql);
+            assertThat(r.route()).as(sql).isEqualTo(Route.REFUSED);
+            assertThat(r.error().sqlState()).as(sql).isEqualTo("0A000");
+        }
+        assertThat(a("COMMIT").route()).isEqualTo(Route.COMMIT);
+        assertThat(a("ROLLBACK").route()).isEqualTo(Route.ROLLBACK);
+    }
+
+    @Test
     void truncateRunsAtEverySite() {
         UnitAnalysis t = a("truncate table accounts, history");
         assertThat(t.route()).isEqualTo(Route.UPDATE);
