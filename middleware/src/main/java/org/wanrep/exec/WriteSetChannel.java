@@ -185,6 +185,10 @@ public final class WriteSetChannel implements WriteSetIo, AutoCloseable {
         });
     }
 
+    @Override public void shipBlock(WriteSetMessage m) {
+        gcs.multicast(WriteSetMessageCodec.encode(m), Delivery.RELIABLE);
+    }
+
     /** The write set of the transaction tagged {@code tag} in {@code database}, once captured. */
     public CompletableFuture<WriteSet> captured(String database, String tag) {
         return capture(database).expect(tag).orTimeout(CAPTURE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);

@@ -177,7 +177,10 @@ public final class InteractiveBlock {
             if (e != null) LOG.debug("could not set the block's isolation: {}", e);
         }
         // certification (symmetric execution): what the BEGIN request itself read counts (a driver's first statement)
-        b.certifying = engine.certifiesBlocks() && session.writeSets() == null;
+        b.certifying = engine.certifiesBlocks();
+        // under a write-set policy the capture of this database must run before the block's COMMIT PREPARED (normally it
+        // does from the site's start: a slot made now would wait for this very transaction if it has an id already)
+        if (b.certifying && session.writeSets() != null) session.writeSets().capture();
         b.snapshotGsn = snapshotGsn;
         b.readsAndWrites = tables;
         // the block's time, which its statement log carries to the other sites
@@ -577,10 +580,17 @@ public final class InteractiveBlock {
      * transaction for recovery (see {@code Site}).
      */
     private void commitCertified(List<WireMessage> unit, Map<String, String> settings) throws IOException {
+        RequestId id = engine.nextId();
+        String gid = preparedName(id, engine.self());
+        boolean ships = session.writeSets() != null;
         long[] check = new long[]{-1, -1};
+        // one round trip: did it advance a sequence, may it be prepared, and (symmetric) the mark that this block is in
+        // this replica, for a restart that replays it (its GSN is not known before PREPARE; a block that then takes the
+        // exclusive path leaves a mark no CERTIFY names: harmless)
         PgError ce = session.runCollecting("SELECT (SELECT count(*) FROM pg_catalog.pg_locks l JOIN pg_catalog.pg_class c ON c.oid = l.relation"
                 + " WHERE l.pid = pg_catalog.pg_backend_pid() AND l.locktype = 'relation' AND c.relkind = 'S' AND l.mode = 'RowExclusiveLock'),"
-                + " pg_catalog.current_setting('max_prepared_transactions')::int", row -> {
+                + " pg_catalog.current_setting('max_prepared_transactions')::int"
+                + (ships ? "" : ", " + PositionSql.markCertified(id, MARKS.incrementAndGet() % 1000 == 0).substring("SELECT ".length())), row -> {
             check[0] = Long.parseLong(row.get(0));
             check[1] = Long.parseLong(row.get(1));
         });
@@ -599,19 +609,22 @@ public final class InteractiveBlock {
             commit(unit, settings);
             return;
         }
-        RequestId id = engine.nextId();
-        String gid = preparedName(id, engine.self());
-        // the mark that this block is in this replica, for a restart that replays it (its GSN is not known before PREPARE)
-        PgError me = session.run(PositionSql.markCertified(id, MARKS.incrementAndGet() % 1000 == 0));
-        if (me != null || session.status() != 'T') {
-            try {
-                if (session.status() != 'I') session.run("ROLLBACK");
-            } finally {
-                end();
+        // under a write-set policy: tagged for the capture, which has it once COMMIT PREPARED ran, and checked to travel
+        // as a write set (keys); the sequences it reached travel with it
+        String tag = id + "@" + engine.self();
+        Map<String, Long> sequences = new java.util.TreeMap<>();
+        if (ships) {
+            PgError te = session.runCollecting(session.writeSets().tagAndCheckSql(tag),
+                    row -> { if (row.size() == 2 && row.get(0) != null && row.get(1) != null) sequences.put(row.get(0), Long.parseLong(row.get(1))); });
+            if (te != null || session.status() != 'T') {
+                try {
+                    if (session.status() == 'T') session.run("ROLLBACK");
+                } finally {
+                    end();
+                }
+                session.answerUnrelayed(unit, te != null ? te : PgError.error("25000", "wanrep: the transaction block ended before COMMIT"));
+                return;
             }
-            session.answerUnrelayed(unit, PgError.error(me != null ? me.sqlState() : "25000", "wanrep: the certified block could not be marked in the replica ("
-                    + (me != null ? me.message() : "the block ended") + "); it was rolled back"));
-            return;
         }
         PgError pe;
         try {
@@ -631,7 +644,7 @@ public final class InteractiveBlock {
             return;
         }
         // the session's order too: at another site its next update must not commit before this block's replay
-        TxnRequest req = TxnRequest.certify(id, readsAndWrites.inSession(session.orderKey()), database, log, timestampMicros, seed, settings, snapshotGsn);
+        TxnRequest req = TxnRequest.certify(id, readsAndWrites.inSession(session.orderKey()), database, log, timestampMicros, seed, settings, snapshotGsn, ships);
         Txn t;
         try {
             t = outcome(engine.submit(req));
@@ -657,6 +670,7 @@ public final class InteractiveBlock {
         boolean committed = false;
         try {
             committed = resolvePrepared(gid, true, id);
+            if (committed && ships) shipWriteSet(id, tag, sequences);
         } finally {
             engine.blockCommitted(id, committed);
         }
@@ -664,6 +678,21 @@ public final class InteractiveBlock {
         // answer the client's own COMMIT (simple or extended, COMMIT or END) as PostgreSQL does: on an empty block
         session.run("BEGIN");
         session.relay(unit, null);
+    }
+
+    /**
+     * Under a write-set policy: the certified block committed here; its write set goes to the others, which hold its locks
+     * until they applied it. If it cannot, this site stops (the others then replay the block's log at the policy's executor).
+     */
+    private void shipWriteSet(RequestId id, String tag, Map<String, Long> sequences) throws IOException {
+        try {
+            WriteSet ws = outcome(session.writeSets().captured(tag));
+            engine.shipCertifiedWriteSet(new WriteSetMessage(id, engine.self(), true, List.of(), ws, sequences));
+        } catch (ExecutionException | RuntimeException x) {
+            engine.fail("site " + session.site() + " committed certified block " + id + " but cannot ship its write set: "
+                    + (x instanceof ExecutionException ? x.getCause() : x));
+            throw new BackendException(PgError.fatal("08006", "wanrep: the transaction could not be replicated; this site is stopping"));
+        }
     }
 
     /**

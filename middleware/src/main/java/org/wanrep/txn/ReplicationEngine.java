@@ -864,6 +864,12 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         }
     }
 
+    /**
+     * A certified block this site committed as its origin under a write-set policy: its write set goes to the others
+     * (RELIABLE; they apply it under the block's locks) before {@link #blockCommitted} releases them here.
+     */
+    public void shipCertifiedWriteSet(WriteSetMessage m) { writeSetIo.shipBlock(m); }
+
     /** The origin committed (or failed to commit) its block after the log was delivered: release the lock. */
     public synchronized void blockCommitted(RequestId id, boolean committed) {
         Txn t = txns.get(id);
@@ -1433,12 +1439,15 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             t.state = Txn.State.WAITING;
             return;
         }
-        if (policy.shipsWriteSet(t.request) && t.request.kind() == TxnRequest.Kind.AUTOCOMMIT) {
+        boolean certified = t.request.kind() == TxnRequest.Kind.CERTIFY;
+        if (policy.shipsWriteSet(t.request) && (t.request.kind() == TxnRequest.Kind.AUTOCOMMIT || certified)) {
             if (writeSets.containsKey(t.request.id())) {      // its executor shipped it already: apply that
                 t.executor = writeSets.get(t.request.id()).executor();
                 t.ships = false;
             } else {
-                t.executor = executorOf(t);
+                // a certified block: its origin committed it and ships its write set; if the origin left, the
+                // policy's executor replays its log (as for an autocommit request whose executor left)
+                t.executor = certified && t.originMember != null && view.members().contains(t.originMember) ? t.originMember : executorOf(t);
                 t.ships = t.executor.equals(self);
             }
             if (!t.ships) {

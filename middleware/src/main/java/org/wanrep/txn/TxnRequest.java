@@ -78,7 +78,16 @@ public record TxnRequest(RequestId id, Kind kind, TableSet tables, String databa
     /** A block to certify at every site (see {@link Kind#CERTIFY}). */
     public static TxnRequest certify(RequestId id, TableSet readsAndWrites, String database, List<WireMessage> log,
                                      long timestampMicros, long seed, Map<String, String> settings, long snapshotGsn) {
-        return new TxnRequest(id, Kind.CERTIFY, readsAndWrites, database, log, timestampMicros, seed, settings, false, null, false, snapshotGsn);
+        return certify(id, readsAndWrites, database, log, timestampMicros, seed, settings, snapshotGsn, false);
+    }
+
+    /**
+     * A block to certify; {@code shipsWriteSet} under a write-set policy: once certified, its origin commits it and ships
+     * its write set, which the others apply (if the origin leaves first, the policy's executor replays the log).
+     */
+    public static TxnRequest certify(RequestId id, TableSet readsAndWrites, String database, List<WireMessage> log,
+                                     long timestampMicros, long seed, Map<String, String> settings, long snapshotGsn, boolean shipsWriteSet) {
+        return new TxnRequest(id, Kind.CERTIFY, readsAndWrites, database, log, timestampMicros, seed, settings, shipsWriteSet, null, false, snapshotGsn);
     }
 
     /** The block's statement log as work to replay (what a {@link Kind#STATEMENT_LOG} carries). */
@@ -92,7 +101,7 @@ public record TxnRequest(RequestId id, Kind kind, TableSet tables, String databa
     }
 
     public TxnRequest asStatementLog() {
-        return new TxnRequest(id, Kind.STATEMENT_LOG, tables, database, messages, timestampMicros, seed, settings, false, null, changesCatalog, snapshotGsn);
+        return new TxnRequest(id, Kind.STATEMENT_LOG, tables, database, messages, timestampMicros, seed, settings, shipsWriteSet, null, changesCatalog, snapshotGsn);
     }
 
     public TxnRequest(RequestId id, Kind kind, TableSet tables, String database, List<WireMessage> messages,

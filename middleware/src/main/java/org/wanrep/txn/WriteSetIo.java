@@ -14,6 +14,12 @@ public interface WriteSetIo {
      */
     void ship(Txn t);
 
+    /**
+     * A certified block this site committed as its origin: multicasts its write set ({@code m}) with RELIABLE delivery.
+     * Throws if it cannot (the caller stops the site: the others re-execute the block).
+     */
+    default void shipBlock(WriteSetMessage m) { throw new IllegalStateException("no write-set replication configured"); }
+
     /** Applies {@code m}'s write set and sequence values to this replica in one local transaction, committed. */
     void apply(Txn t, WriteSetMessage m, TxnExecutor.Done done);
 

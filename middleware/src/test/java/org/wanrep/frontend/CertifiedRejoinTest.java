@@ -97,11 +97,11 @@ class CertifiedRejoinTest {
                 st.execute("UPDATE acct SET bal = bal + 1000 WHERE id = 9");
                 st.execute("PREPARE TRANSACTION 'wanrep:a#42@a/1'");
             }
-            Thread.sleep(2000);   // b and c go on without a
+            Thread.sleep(1000);   // b and c go on without a
             Site s = c.restart(0);
             assertThat(c.awaitServing(0, "acct", ACCOUNTS, "57P03").served()).as("a serves again").isTrue();
             assertThat(s.engine().failure()).isNull();
-            Thread.sleep(1000);   // a takes part in the load again
+            Thread.sleep(500);   // a takes part in the load again
             stop.set(true);
             for (Thread t : load) t.join();
             c.awaitQuiescent();
