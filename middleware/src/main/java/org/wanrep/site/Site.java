@@ -184,6 +184,7 @@ public final class Site implements AutoCloseable {
             // rejoins behind the others catches up from their logs instead of stopping (write-set policies:
             // the record would travel in the write set; not yet)
             org.wanrep.exec.ReplicaPosition.Recovered pos = org.wanrep.exec.ReplicaPosition.prepare(target);
+            engine.prepareDatabasesWith(db -> org.wanrep.exec.ReplicaPosition.ensure(target, db));
             if (halfRestored) pos = org.wanrep.exec.ReplicaPosition.Recovered.EMPTY;   // what it records is not what it has
             if (pos.doneUpTo() > 0 || !pos.above().isEmpty())
                 LOG.info("site {}: its replica has every GSN up to {}{}", name, pos.doneUpTo(), pos.above().isEmpty() ? "" : " and " + pos.above().size() + " above");

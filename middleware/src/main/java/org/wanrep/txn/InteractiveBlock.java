@@ -583,6 +583,19 @@ public final class InteractiveBlock {
         RequestId id = engine.nextId();
         String gid = preparedName(id, engine.self());
         boolean ships = session.writeSets() != null;
+        if (!ships) {
+            try {
+                engine.prepareDatabase(database);   // the marks' function, in a database created after the site started
+            } catch (RuntimeException x) {
+                try {
+                    session.run("ROLLBACK");
+                } finally {
+                    end();
+                }
+                session.answerUnrelayed(unit, PgError.error("58000", "wanrep: " + x.getMessage() + "; the transaction was rolled back"));
+                return;
+            }
+        }
         long[] check = new long[]{-1, -1};
         // one round trip: did it advance a sequence, may it be prepared, and (symmetric) the mark that this block is in
         // this replica, for a restart that replays it (its GSN is not known before PREPARE; a block that then takes the

@@ -455,6 +455,17 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         }
     }
 
+    private volatile java.util.function.Consumer<String> databasePreparer = db -> { };
+
+    /**
+     * How to make sure a database has the replica's bookkeeping (the position table and the certified blocks' marks,
+     * {@code exec.ReplicaPosition.ensure}): a database created after the site started from another template lacks it.
+     */
+    public void prepareDatabasesWith(java.util.function.Consumer<String> p) { this.databasePreparer = p; }
+
+    /** Before a certified block marks itself in {@code database} (cached per database by the preparer). */
+    public void prepareDatabase(String database) { databasePreparer.accept(database); }
+
     /** Prepared transactions left by an earlier incarnation and not yet resolved (tests, SHOW). */
     public synchronized int leftPrepared() { return preparedHere.size(); }
 

@@ -52,6 +52,7 @@ class InteractiveBlockTest {
         try (Connection c = pg.connect(); Statement st = c.createStatement()) {
             st.execute("CREATE TABLE t (id int PRIMARY KEY)");
         }
+        org.wanrep.exec.ReplicaPosition.prepare(target);   // the certified blocks' marks, as a site prepares its replica
     }
 
     @AfterAll
