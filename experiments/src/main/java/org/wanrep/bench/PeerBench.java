@@ -40,7 +40,13 @@ public final class PeerBench {
     /** One pgbench run: tps, failed transactions (pgbench's count), and a note if pgbench stopped early. */
     public record Run(String workload, String system, double tps, long failed, String note) {}
 
-    private record Workload(String name, List<String> args) {}
+    /** {@code everySite}: wanrep's clients are spread over its three sites (the others have one endpoint). */
+    private record Workload(String name, List<String> args, boolean everySite) {
+        Workload(String name, List<String> args) { this(name, args, false); }
+    }
+
+    /** wanrep's three proxies (for a workload whose clients use every site). */
+    private final List<Integer> wanrepPorts = new ArrayList<>();
 
     private static final String TPCB_ONE_REQUEST = String.join("\n",
             "\\set aid random(1, 100000 * :scale)",
@@ -54,7 +60,7 @@ public final class PeerBench {
             "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);", "");
 
     /** Short names of the workloads, in the order they run (for {@code --workloads}). */
-    public static final List<String> WORKLOADS = List.of("select", "tpcb", "interactive", "random");
+    public static final List<String> WORKLOADS = List.of("select", "tpcb", "interactive", "random", "every-site");
 
     private final int clients, seconds, scale;
     private final PrintStream out;
@@ -117,6 +123,7 @@ public final class PeerBench {
             ports.put("pgbouncer", bouncer.port);
             ports.put("pgpool-II", pgpool.port);
             ports.put("wanrep", wanrep.site(0).proxyPort());
+            for (int i = 0; i < 3; i++) wanrepPorts.add(wanrep.site(i).proxyPort());
 
             SyntheticWorkload synthetic = new SyntheticWorkload();
             // direct and pgbouncer share one database; pgpool-II and wanrep load through themselves, so their replicas get it all
@@ -136,7 +143,9 @@ public final class PeerBench {
                     // -s: a custom script's :scale is 1 unless given (all clients on one branch), where the built-in tpcb-like reads it from the tables
                     new Workload("tpcb-like, one request (\\;, simple)", List.of("-M", "simple", "-s", Integer.toString(scale), "-f", oneRequest.toString())),
                     new Workload("tpcb-like, interactive (--max-tries=10)", List.of("-b", "tpcb-like", "--max-tries=10")),
-                    new Workload("10 updates, one request, random tables", List.of("-M", "simple", "-f", random.toString())));
+                    new Workload("10 updates, one request, random tables", List.of("-M", "simple", "-f", random.toString())),
+                    // issue 13's second target: interactive blocks from every wanrep site at once (the others: the same clients, one endpoint)
+                    new Workload("tpcb-like, interactive, clients split over wanrep's 3 sites", List.of("-b", "tpcb-like", "--max-tries=10"), true));
             List<Workload> workloads = new ArrayList<>();
             for (int i = 0; i < all.size(); i++) if (only.contains(WORKLOADS.get(i))) workloads.add(all.get(i));
             List<Run> runs = new ArrayList<>();
@@ -188,9 +197,39 @@ public final class PeerBench {
     }
 
     private Run measure(Workload w, String system, int port) throws Exception {
+        if (w.everySite() && system.equals("wanrep")) return measureEverySite(w);
         List<String> a = new ArrayList<>(w.args());
         a.addAll(List.of("-c", Integer.toString(clients), "-j", "2", "-T", Integer.toString(seconds), "-n"));
-        Result r = run(port, a, seconds + 180);
+        return parse(w, system, run(port, a, seconds + 180));
+    }
+
+    /** One pgbench per wanrep site at once, the clients split among them; tps and failures summed. */
+    private Run measureEverySite(Workload w) throws Exception {
+        int per = Math.max(1, clients / wanrepPorts.size());
+        List<java.util.concurrent.Future<Run>> fs = new ArrayList<>();
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(wanrepPorts.size());
+        try {
+            for (int port : wanrepPorts) {
+                List<String> a = new ArrayList<>(w.args());
+                a.addAll(List.of("-c", Integer.toString(per), "-j", "1", "-T", Integer.toString(seconds), "-n"));
+                fs.add(pool.submit(() -> parse(w, "wanrep", run(port, a, seconds + 180))));
+            }
+            double tps = 0;
+            long failed = 0;
+            List<String> notes = new ArrayList<>();
+            for (var f : fs) {
+                Run r = f.get();
+                tps += r.tps();
+                failed += r.failed();
+                if (!r.note().isEmpty()) notes.add(r.note());
+            }
+            return new Run(w.name(), "wanrep", tps, failed, String.join("; ", notes));
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    private static Run parse(Workload w, String system, Result r) {
         Matcher m = Pattern.compile("tps = ([0-9.]+)").matcher(r.output);
         double tps = m.find() ? Double.parseDouble(m.group(1)) : 0;
         Matcher f = Pattern.compile("number of failed transactions: (\\d+)").matcher(r.output);

@@ -17,7 +17,7 @@ public final class PeerBenchCommand implements Callable<Integer> {
     @Option(names = "--scale", defaultValue = "10", description = "pgbench scale factor (default: ${DEFAULT-VALUE})") int scale;
     @Option(names = "--out", defaultValue = "runs/peer-bench", description = "directory for results.json and results.csv (default: ${DEFAULT-VALUE})") Path outDir;
     @Option(names = "--set", description = "override a setting of the wanrep cluster, key=value (repeatable), e.g. blocks=certify") List<String> overrides = new java.util.ArrayList<>();
-    @Option(names = "--workloads", split = ",", description = "workloads to run, of select, tpcb, interactive, random (default: all)") List<String> workloads = PeerBench.WORKLOADS;
+    @Option(names = "--workloads", split = ",", description = "workloads to run, of select, tpcb, interactive, random, every-site (interactive tpcb-like with wanrep's clients split over its three sites; default: all)") List<String> workloads = PeerBench.WORKLOADS;
 
     @Override public Integer call() throws Exception {
         java.util.Map<String, String> settings = new java.util.LinkedHashMap<>();
