@@ -151,9 +151,7 @@ public final class FlowControl {
         return bytes.toByteArray();
     }
 
-    static boolean isReport(byte[] payload) {
-        return payload.length >= 4 && ((payload[0] & 0xff) << 24 | (payload[1] & 0xff) << 16 | (payload[2] & 0xff) << 8 | (payload[3] & 0xff)) == MAGIC;
-    }
+    static boolean isReport(byte[] payload) { return GroupReports.startsWith(payload, MAGIC); }
 
     private void received(GcsMessage m) {
         try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(m.payload()))) {
@@ -168,10 +166,7 @@ public final class FlowControl {
     }
 
     /** This member's latest backlog reports (a bounded set: gcs tells of undelivered ones at a view change). */
-    private final java.util.Set<MsgId> sentReports = java.util.Collections.synchronizedSet(java.util.Collections.newSetFromMap(
-            new java.util.LinkedHashMap<MsgId, Boolean>() {
-                @Override protected boolean removeEldestEntry(java.util.Map.Entry<MsgId, Boolean> e) { return size() > 4096; }
-            }));
+    private final java.util.Set<MsgId> sentReports = GroupReports.sentIds();
 
     /** {@code engine} behind a listener that takes the backlog reports out of the RELIABLE stream. */
     public GcsListener intercept(GcsListener engine) {

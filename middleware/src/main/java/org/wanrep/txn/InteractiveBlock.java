@@ -587,12 +587,7 @@ public final class InteractiveBlock {
             try {
                 engine.prepareDatabase(database);   // the marks' function, in a database created after the site started
             } catch (RuntimeException x) {
-                try {
-                    session.run("ROLLBACK");
-                } finally {
-                    end();
-                }
-                session.answerUnrelayed(unit, PgError.error("58000", "wanrep: " + x.getMessage() + "; the transaction was rolled back"));
+                endAtCommit(unit, PgError.error("58000", "wanrep: " + x.getMessage() + "; the transaction was rolled back"));
                 return;
             }
         }
@@ -608,12 +603,7 @@ public final class InteractiveBlock {
             check[1] = Long.parseLong(row.get(1));
         });
         if (ce != null || session.status() != 'T') {   // the block failed here: COMMIT ends it as a rollback
-            try {
-                if (session.status() == 'T') session.run("ROLLBACK");
-            } finally {
-                end();
-            }
-            session.answerUnrelayed(unit, ce != null ? ce : PgError.error("25000", "wanrep: the transaction block ended before COMMIT"));
+            endAtCommit(unit, ce);
             return;
         }
         if (check[0] != 0 || check[1] <= 0) {
@@ -630,12 +620,7 @@ public final class InteractiveBlock {
             PgError te = session.runCollecting(session.writeSets().tagAndCheckSql(tag),
                     row -> { if (row.size() == 2 && row.get(0) != null && row.get(1) != null) sequences.put(row.get(0), Long.parseLong(row.get(1))); });
             if (te != null || session.status() != 'T') {
-                try {
-                    if (session.status() == 'T') session.run("ROLLBACK");
-                } finally {
-                    end();
-                }
-                session.answerUnrelayed(unit, te != null ? te : PgError.error("25000", "wanrep: the transaction block ended before COMMIT"));
+                endAtCommit(unit, te);
                 return;
             }
         }
@@ -691,6 +676,16 @@ public final class InteractiveBlock {
         // answer the client's own COMMIT (simple or extended, COMMIT or END) as PostgreSQL does: on an empty block
         session.run("BEGIN");
         session.relay(unit, null);
+    }
+
+    /** The block cannot commit (it failed here, or a check before PREPARE refused it): rolled back, the client told why. */
+    private void endAtCommit(List<WireMessage> unit, PgError error) throws IOException {
+        try {
+            if (session.status() == 'T') session.run("ROLLBACK");
+        } finally {
+            end();
+        }
+        session.answerUnrelayed(unit, error != null ? error : PgError.error("25000", "wanrep: the transaction block ended before COMMIT"));
     }
 
     /**

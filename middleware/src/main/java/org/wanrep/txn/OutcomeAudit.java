@@ -40,10 +40,7 @@ public final class OutcomeAudit {
     private volatile String self = "";
     private volatile Thread reporter;
     /** This member's reports not yet delivered (bounded: gcs tells of undelivered ones at a view change). */
-    private final java.util.Set<MsgId> sent = java.util.Collections.synchronizedSet(java.util.Collections.newSetFromMap(
-            new java.util.LinkedHashMap<MsgId, Boolean>() {
-                @Override protected boolean removeEldestEntry(java.util.Map.Entry<MsgId, Boolean> e) { return size() > 4096; }
-            }));
+    private final java.util.Set<MsgId> sent = GroupReports.sentIds();
 
     /** {@code intervalMs} 0 turns the audit off (outcomes are still recorded, cheaply, but never compared). */
     public OutcomeAudit(String site, long intervalMs) {
@@ -88,9 +85,7 @@ public final class OutcomeAudit {
         return bytes.toByteArray();
     }
 
-    static boolean isReport(byte[] payload) {
-        return payload.length >= 4 && ((payload[0] & 0xff) << 24 | (payload[1] & 0xff) << 16 | (payload[2] & 0xff) << 8 | (payload[3] & 0xff)) == MAGIC;
-    }
+    static boolean isReport(byte[] payload) { return GroupReports.startsWith(payload, MAGIC); }
 
     private void received(GcsMessage m) {
         if (m.sender().equals(self)) return;
