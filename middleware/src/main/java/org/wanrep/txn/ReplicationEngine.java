@@ -384,7 +384,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         try {
             while (next <= to) {
                 List<OrderedLog.Entry> es = catchUpSource.fetch(v, next, to, 2000);
-                if (es.isEmpty()) break;
+                long before = next;
                 for (OrderedLog.Entry e : es) {
                     if (e.isView() || e.gsn() < next) continue;
                     if (e.gsn() != next) c.unknownThrough(e.gsn() - 1);
@@ -397,6 +397,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
                     }
                     next = e.gsn() + 1;
                 }
+                if (next == before) break;   // nothing new (only views, or nothing): the logs end here
             }
         } catch (Exception e) {
             LOG.warn("site {}: could not learn the deliveries before GSN {} from the others' logs ({}): blocks whose snapshot precedes them stop this site",
@@ -430,7 +431,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         long next = lastGsn + 1;
         while (next <= target && !ids.isEmpty()) {
             List<OrderedLog.Entry> es = catchUpSource.fetch(v, next, target, 2000);
-            if (es.isEmpty()) break;
+            long before = next;
             for (OrderedLog.Entry e : es) {
                 if (e.isView()) {
                     for (LeftPrepared p : preparedHere.values()) if (!e.members().contains(p.member())) left.add(p.member());
@@ -441,6 +442,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
                 TxnRequest r = TxnRequestCodec.decode(e.payload());
                 if (r.kind() == TxnRequest.Kind.CERTIFY) ids.remove(r.id());
             }
+            if (next == before) break;   // nothing new: the replay fails on the same gap and stops the site
         }
         List<LeftPrepared> never = new ArrayList<>();
         synchronized (this) {
