@@ -17,8 +17,10 @@ import java.util.Set;
 /**
  * Faults on a schedule drawn from the seed, acting on the cluster's real processes: kill -9 a site's middleware
  * ({@code crash}), kill -9 the middleware of the site that orders messages ({@code sequencer-crash}), SIGSTOP then
- * SIGCONT a middleware ({@code pause}), kill -9 a replica's PostgreSQL postmaster ({@code pg-crash}). A killed site
- * stays down (rejoin does not exist yet). No fault ever leaves fewer than a majority of sites running and unpaused.
+ * SIGCONT a middleware ({@code pause}), kill -9 a replica's PostgreSQL postmaster ({@code pg-crash}). A site whose
+ * middleware was killed starts again 2-5 s later (a new process that rejoins: it catches up from the others' logs or takes
+ * a state transfer, and resolves what its last incarnation left prepared), unless the run is near its end; one whose
+ * PostgreSQL was killed stays down. No fault ever leaves fewer than a majority of sites running and unpaused.
  * {@code partition} isolates a site inside its JGroups stack (every site drops what it receives from the other side, as a
  * network partition would: {@code SET wanrep.partitioned_from}, which the cluster allows with {@code testing.fault_injection = on}) for 3-12 s,
  * then heals; one isolated long enough to be excluded stops when it finds it missed transactions, so it counts as down.
@@ -56,6 +58,10 @@ public final class Faults implements Runnable {
     }
 
     private final ClusterLayout layout;
+    /** The cluster's directory, to start a killed site again (null: killed sites stay down). */
+    private final Path clusterDir;
+    /** Each site's current process (a restarted one has a new pid). */
+    private final java.util.Map<String, ClusterLayout.SiteEntry> current = new java.util.concurrent.ConcurrentHashMap<>();
     private final List<Kind> kinds;
     private final Random rnd;
     private final long t0, from, until;
@@ -67,7 +73,14 @@ public final class Faults implements Runnable {
 
     /** Faults between {@code from} and {@code until} (System.nanoTime), times recorded relative to {@code t0}. */
     Faults(ClusterLayout layout, List<Kind> kinds, long seed, long t0, long from, long until, PrintStream out) {
+        this(layout, null, kinds, seed, t0, from, until, out);
+    }
+
+    /** With {@code clusterDir}: a site whose middleware was killed starts again. */
+    Faults(ClusterLayout layout, Path clusterDir, List<Kind> kinds, long seed, long t0, long from, long until, PrintStream out) {
         this.layout = layout;
+        this.clusterDir = clusterDir;
+        for (ClusterLayout.SiteEntry e : layout.sites()) current.put(e.name(), e);
         this.kinds = List.copyOf(kinds);
         this.rnd = new Random(seed * 0x9E3779B97F4A7C15L + 17);
         this.t0 = t0;
@@ -115,7 +128,7 @@ public final class Faults implements Runnable {
     }
 
     private List<ClusterLayout.SiteEntry> alive() {
-        return layout.sites().stream().filter(s -> !dead.contains(s.name())).toList();
+        return layout.sites().stream().filter(s -> !dead.contains(s.name())).map(s -> current.get(s.name())).toList();
     }
 
     private void inject(Kind k) throws InterruptedException {
@@ -131,7 +144,25 @@ public final class Faults implements Runnable {
             case CRASH, SEQUENCER_CRASH -> {
                 String note = kill(target.middleware_pid(), "KILL") ? "kill -9 middleware pid " + target.middleware_pid() : "middleware already gone";
                 dead.add(target.name());
-                record(new Fault(k.label(), target.name(), start, -1, note));
+                long downMs = 2000 + rnd.nextInt(3000);
+                if (clusterDir == null || System.nanoTime() + (downMs + 15_000) * 1_000_000L > until) {
+                    record(new Fault(k.label(), target.name(), start, -1, note));
+                    return;
+                }
+                out.printf("history-check: t=%.1fs fault %s %s (%s; starts again in %d ms)%n", start / 1e9, k.label(), target.name(), note, downMs);
+                Thread.sleep(downMs);
+                try {
+                    ClusterLayout.SiteEntry again = org.wanrep.cluster.LocalCluster.startSite(clusterDir, target.name(), new PrintStream(java.io.OutputStream.nullOutputStream()));
+                    current.put(target.name(), again);
+                    dead.remove(target.name());
+                    injected.add(new Fault(k.label(), target.name(), start, rel(), note + "; started again after " + downMs + " ms (pid " + again.middleware_pid() + ")"));
+                    out.printf("history-check: t=%.1fs %s started again (pid %d)%n", rel() / 1e9, target.name(), again.middleware_pid());
+                } catch (Exception e) {
+                    // e.g. it refuses to start (its replica cannot follow): it stays down, and the run says why
+                    injected.add(new Fault(k.label(), target.name(), start, -1, note + "; could not start again: " + e.getMessage()));
+                    notes.add(String.format("t=%.1fs: %s could not start again: %s", rel() / 1e9, target.name(), e.getMessage()));
+                    out.println("history-check: " + notes.getLast());
+                }
             }
             case PG_CRASH -> {
                 long pid = postmasterPid(target);

@@ -101,7 +101,7 @@ public final class HistoryCheck {
                 }
             long warm = Math.max(3_000_000_000L, s.seconds() * 150_000_000L);
             long cool = Math.max(5_000_000_000L, s.seconds() * 150_000_000L);
-            faults = new Faults(layout, kinds, s.seed(), t0, t0 + warm, deadline - cool, out);
+            faults = new Faults(layout, clusterDir, kinds, s.seed(), t0, t0 + warm, deadline - cool, out);
             faults.notes().forEach(n -> out.println("history-check: " + n));
             Thread faultThread = Thread.ofPlatform().name("faults").daemon().start(faults);
 

@@ -156,10 +156,21 @@ public final class Site implements AutoCloseable {
             // the client limit alone still leaves them free: opened on demand then
             LOG.warn("could not open the replication pool's connections at start: {}", e.getMessage());
         }
-        // prepared transactions a certified block left here when this site stopped: their outcome is in the
-        // total order (committed where they certified), never guessed; until a rejoin resolves them from it
-        // they hold their locks, so the site does not start
+        // prepared transactions a certified block left here when this site stopped: under symmetric execution their outcome
+        // comes from the total order when the site replays it (committed where they certified), never guessed
         List<org.wanrep.txn.ReplicationEngine.LeftPrepared> leftover = wanrepPrepared(pool);
+        if (policy.kind() != ExecutionPolicy.Kind.SYMMETRIC && !leftover.isEmpty()) {
+            // under write-set policies a site back in the group always takes a copy, which has their outcome (the
+            // others applied the write set, or the policy's executor replayed the block's log), and the capture's slots
+            // cannot be made while a prepared transaction is open: they are rolled back now (a whole cluster starting
+            // afresh takes each replica as it is, as write-set policies always do)
+            for (org.wanrep.txn.ReplicationEngine.LeftPrepared p : leftover) {
+                resolvePrepared(pool, p.database(), p.gid(), false);
+                LOG.warn("site {}: prepared transaction {} of a certified block rolled back before the write-set capture starts;"
+                        + " the state transfer that follows brings its outcome", name, p.gid());
+            }
+            leftover = List.of();
+        }
         WireTxnExecutor executor = new WireTxnExecutor(pool);
         WriteSetChannel channel = null;
         if (policy.kind() != ExecutionPolicy.Kind.SYMMETRIC) {
@@ -207,6 +218,8 @@ public final class Site implements AutoCloseable {
             engine.stateTransferFrom(new StateTransfer(cluster, name, target, pool, channel));
             engine.newSite(c.get("gcs.bootstrap").equals("off") || halfRestored);
             engine.snapshotsForJoiners(b -> org.wanrep.exec.SnapshotExport.prepareForJoiners(engine, target, b));
+            // certified blocks: after its copy, the certifier still learns the deliveries before it from the others' logs
+            engine.primeCertifierFrom(new LogFetcher(cluster, name));
         }
         String logDir = c.get("rejoin.log_dir");
         engine.keepLog(logDir == null || logDir.isBlank() ? org.wanrep.txn.OrderedLog.inMemory(c.getInt("rejoin.log_window"))

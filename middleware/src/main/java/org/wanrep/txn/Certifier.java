@@ -85,6 +85,7 @@ public final class Certifier {
         // newest first: a conflict is usually recent
         for (var it = window.descendingIterator(); it.hasNext(); ) {
             Entry e = it.next();
+            if (e.gsn() >= gsn) continue;   // only what came between its snapshot and its own delivery counts
             if (e.gsn() <= snapshotGsn) break;
             String c = conflict(e.tables(), block);
             if (c != null) return new Decision(false, c + " by GSN " + e.gsn() + " after its snapshot (GSN " + snapshotGsn + ")");

@@ -371,9 +371,20 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
      * certifier learns the last {@link #PRIME_DEPTH} of them from the others' logs, without running them: the same
      * window every other site keeps. If the logs do not have them, it goes without (and stops at such a block, as before).
      */
+    /** Where a restarted site's certifier learns the deliveries before its position (default: the catch-up source). */
+    private volatile CatchUpSource certifierSource;
+
+    /** Under write-set policies, which never replay the logs, the certifier still learns from them (see {@link #primeCertifier}). */
+    public void primeCertifierFrom(CatchUpSource s) { this.certifierSource = s; }
+
     private void primeCertifier(GcsView v) {
-        if (!certifyBlocks || catchUpSource == null || lastGsn <= 0) return;
-        long to = lastGsn;
+        CatchUpSource source = certifierSource != null ? certifierSource : catchUpSource;
+        if (!certifyBlocks || source == null || lastGsn <= 0) return;
+        // up to the GSN before the next one this engine will be delivered: the replay's first (lastGsn + 1), or, when a
+        // copy reaches beyond this view's first GSN, that GSN (the group delivers it again, skipped as in the copy).
+        // The certifier must see each delivery once: a block certified again would count writes delivered after it
+        long to = Math.min(lastGsn, v.firstGsn() - 1);
+        if (to <= 0) return;
         int capacity;
         synchronized (this) {
             if (certifier.lastSeen() >= to) return;
@@ -383,7 +394,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         Certifier c = new Certifier(capacity);
         try {
             while (next <= to) {
-                List<OrderedLog.Entry> es = catchUpSource.fetch(v, next, to, 2000);
+                List<OrderedLog.Entry> es = source.fetch(v, next, to, 2000);
                 long before = next;
                 for (OrderedLog.Entry e : es) {
                     if (e.isView() || e.gsn() < next) continue;
@@ -489,7 +500,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
      * origin's prepared transaction committed under its locks) or skipped if the replica has it already. Monitor held;
      * returns the origin's future to complete if it aborted (outside the monitor).
      */
-    private CompletableFuture<Txn> orderedCertify(TxnRequest r, String sender, long gsn, boolean inReplica, Txn[] abortedTxn) {
+    private CompletableFuture<Txn> orderedCertify(TxnRequest r, String sender, long gsn, boolean inState, boolean committedBefore, Txn[] abortedTxn) {
         Certifier.Decision d = certifier.certify(gsn, r.snapshotGsn(), r.tables());
         if (d == null) {
             // what was delivered between its snapshot and this site's restart is unknown here:
@@ -499,15 +510,17 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             return null;
         }
         LeftPrepared left = preparedHere.remove(r.id());
-        if (inReplica || certifiedHere.remove(r.id())) {
-            // in the copy, or committed here (as the origin, marked; or replayed, its GSN recorded) before a restart
-            if (!d.commit()) {
-                fail("site " + site + "'s replica has certified block " + r.id() + " (GSN " + gsn + ") which every site's certification aborts now: "
-                        + "this replica no longer follows the others");
+        boolean committedHere = committedBefore || certifiedHere.remove(r.id());
+        if (inState || committedHere) {
+            // its outcome is in the copy, or it committed here (as the origin, marked; or replayed, its GSN recorded)
+            // before a restart: nothing runs, the certifier has recorded it as every site has
+            if (committedHere && !d.commit()) {
+                fail("site " + site + "'s replica has certified block " + r.id() + " (GSN " + gsn + ") which every site's certification aborts now ("
+                        + d.reason() + "): this replica no longer follows the others");
                 return null;
             }
-            certifiedCommits.incrementAndGet();
-            LOG.debug("{} gsn {} certified block {}: in the replica already", site, gsn, r.id());
+            (d.commit() ? certifiedCommits : certificationAborts).incrementAndGet();
+            LOG.debug("{} gsn {} certified block {}: its outcome is in the replica already", site, gsn, r.id());
             return null;
         }
         Txn t = newTxn(r, sender);
@@ -789,7 +802,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
                 case SITES -> LOG.info("{} gsn {}: configured sites changed ({})", site, gsn, r.id());
                 case CERTIFY -> {
                     Txn[] a = new Txn[1];
-                    aborted = orderedCertify(r, m.sender(), gsn, inState || committedBefore, a);
+                    aborted = orderedCertify(r, m.sender(), gsn, inState, committedBefore, a);
                     abortedTxn = a[0];
                 }
             }
