@@ -23,9 +23,13 @@ import java.util.TreeSet;
 public final class ReplicaPosition {
     private ReplicaPosition() {}
 
-    /** What a replica has: every GSN up to {@code doneUpTo}, and {@code above} (committed out of order). */
-    public record Recovered(long doneUpTo, NavigableSet<Long> above) {
-        public static final Recovered EMPTY = new Recovered(0, new TreeSet<>());
+    /**
+     * What a replica has: every GSN up to {@code doneUpTo}, and {@code above} (committed out of order); {@code certified}:
+     * the certified blocks it committed as their origin (request ids, marked inside their prepared transaction, see
+     * {@link org.wanrep.txn.PositionSql#markCertified}), whose GSN no position records.
+     */
+    public record Recovered(long doneUpTo, NavigableSet<Long> above, java.util.Set<String> certified) {
+        public static final Recovered EMPTY = new Recovered(0, new TreeSet<>(), java.util.Set.of());
     }
 
     static final String TABLE = WriteSetSql.APPLIED_SCHEMA + ".position";
@@ -38,28 +42,13 @@ public final class ReplicaPosition {
     static final String CERTIFIED_FUNCTION = org.wanrep.txn.PositionSql.CERTIFIED_FUNCTION;
 
     /**
-     * The certified blocks this replica committed as their origin (marked inside their prepared transaction, see
-     * {@link org.wanrep.txn.PositionSql#markCertified}), over every database: replayed after a restart, they are here already.
-     */
-    public static java.util.Set<String> certifiedBlocks(BackendTarget target) throws SQLException {
-        java.util.Set<String> ids = new java.util.HashSet<>();
-        for (String db : databases(target))
-            try (Connection c = connect(target, db); Statement st = c.createStatement()) {
-                create(st);
-                try (ResultSet rs = st.executeQuery("SELECT id FROM " + CERTIFIED)) {
-                    while (rs.next()) ids.add(rs.getString(1));
-                }
-            }
-        return ids;
-    }
-
-    /**
      * Creates the table in every database that accepts connections (template1 too, so databases created
      * later have it from their template) and reads what the replica has, over all of them.
      */
     public static Recovered prepare(BackendTarget target) throws SQLException {
         long done = 0;
         NavigableSet<Long> rows = new TreeSet<>();
+        java.util.Set<String> certified = new java.util.HashSet<>();
         for (String db : databases(target)) {
             try (Connection c = connect(target, db); Statement st = c.createStatement()) {
                 create(st);
@@ -70,9 +59,12 @@ public final class ReplicaPosition {
                 try (ResultSet rs = st.executeQuery("SELECT gsn FROM " + TABLE)) {
                     while (rs.next()) rows.add(rs.getLong(1));
                 }
+                try (ResultSet rs = st.executeQuery("SELECT id FROM " + CERTIFIED)) {
+                    while (rs.next()) certified.add(rs.getString(1));
+                }
             }
         }
-        return new Recovered(done, new TreeSet<>(rows.tailSet(done, false)));
+        return new Recovered(done, new TreeSet<>(rows.tailSet(done, false)), certified);
     }
 
     /** After a state transfer: the replica has exactly every GSN up to {@code gsn} (a row with GSN 0 says so). */

@@ -181,13 +181,6 @@ public final class Site implements AutoCloseable {
         ReplicationEngine engine = new ReplicationEngine(name, delivery(c), executor, policy, channel != null ? channel : WriteSetIo.NONE);
         // request numbers of an earlier incarnation of this site may still be known to the others
         engine.startIdsAt(System.currentTimeMillis() * 1000);
-        // what certified blocks of the last incarnation left: committed ones (marked in the replica) are not replayed, and
-        // prepared ones (holding their rows) are committed or rolled back as their CERTIFY delivery decides, never by guess
-        if (!leftover.isEmpty() || c.get("blocks").equals("certify")) {
-            List<org.wanrep.txn.RequestId> marked = new ArrayList<>();
-            for (String id : org.wanrep.exec.ReplicaPosition.certifiedBlocks(target)) marked.add(org.wanrep.txn.RequestId.parse(id));
-            engine.recoverCertified(marked, leftover, (db, gid, commit) -> resolvePrepared(pool, db, gid, commit));
-        }
         // write-set policies record no position: a restart under agreed delivery must still know its replica took part in a history
         if (policy.kind() != ExecutionPolicy.Kind.SYMMETRIC) engine.markHistoryWith(org.wanrep.exec.ReplicaPosition.historyMarker(target));
         if (policy.kind() == ExecutionPolicy.Kind.SYMMETRIC) {
@@ -195,8 +188,11 @@ public final class Site implements AutoCloseable {
             // rejoins behind the others catches up from their logs instead of stopping (write-set policies:
             // the record would travel in the write set; not yet)
             org.wanrep.exec.ReplicaPosition.Recovered pos = org.wanrep.exec.ReplicaPosition.prepare(target);
-            engine.prepareDatabasesWith(db -> org.wanrep.exec.ReplicaPosition.ensure(target, db));
             if (halfRestored) pos = org.wanrep.exec.ReplicaPosition.Recovered.EMPTY;   // what it records is not what it has
+            // what certified blocks of the last incarnation left: committed ones (marked in the replica) are not replayed, and
+            // prepared ones (holding their rows) are committed or rolled back as their CERTIFY delivery decides, never by guess
+            engine.recoverCertified(pos.certified().stream().map(org.wanrep.txn.RequestId::parse).toList(), leftover,
+                    (db, gid, commit) -> resolvePrepared(pool, db, gid, commit));
             if (pos.doneUpTo() > 0 || !pos.above().isEmpty())
                 LOG.info("site {}: its replica has every GSN up to {}{}", name, pos.doneUpTo(), pos.above().isEmpty() ? "" : " and " + pos.above().size() + " above");
             engine.recover(pos.doneUpTo(), pos.above(), () -> {

@@ -69,7 +69,7 @@ public final class InteractiveBlock {
         /** The SQL expressions that fix the transaction's replicated time and random()'s seed (for a SELECT list). */
         String timeAndSeedSql(long timestampMicros, long seed);
 
-        /** Creates the table recording the replica's position in this database if it is missing. */
+        /** Creates the table recording the replica's position, and the certified blocks' marks, in this database if missing. */
         void ensurePositionTable();
 
         /** The block changed the catalog: classification must read it again. */
@@ -426,12 +426,7 @@ public final class InteractiveBlock {
     public void commit(List<WireMessage> unit, Map<String, String> settings) throws IOException {
         if (temporary != null && (exclusive != null || wrote) && session.status() == 'T' && (session.writeSets() == null || ddl)) {
             // its log names a relation no other site has: replayed there it would fail where it committed here
-            try {
-                session.run("ROLLBACK");
-            } finally {
-                end();
-            }
-            session.answerUnrelayed(unit, PgError.error("0A000", "wanrep: this transaction used the temporary table " + temporary
+            endAtCommit(unit, PgError.error("0A000", "wanrep: this transaction used the temporary table " + temporary
                     + ", which exists in this session at this site only: the other sites cannot replay it; it was rolled back")
                     .withHint("Use a permanent table, or execution: local-copy."));
             return;
@@ -585,7 +580,7 @@ public final class InteractiveBlock {
         boolean ships = session.writeSets() != null;
         if (!ships) {
             try {
-                engine.prepareDatabase(database);   // the marks' function, in a database created after the site started
+                session.ensurePositionTable();   // and the marks' function, in a database created after the site started
             } catch (RuntimeException x) {
                 endAtCommit(unit, PgError.error("58000", "wanrep: " + x.getMessage() + "; the transaction was rolled back"));
                 return;

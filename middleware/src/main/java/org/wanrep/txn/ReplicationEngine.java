@@ -365,18 +365,18 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     /** How far back a restarted site learns the deliveries it has, to certify blocks whose snapshot is older than its restart. */
     static final int PRIME_DEPTH = 20_000;
 
-    /**
-     * A site that restarted (or took a copy) has not seen the deliveries its replica already has, and a block whose
-     * snapshot precedes them could not be certified here (the site would stop). So before it replays or serves, its
-     * certifier learns the last {@link #PRIME_DEPTH} of them from the others' logs, without running them: the same
-     * window every other site keeps. If the logs do not have them, it goes without (and stops at such a block, as before).
-     */
     /** Where a restarted site's certifier learns the deliveries before its position (default: the catch-up source). */
     private volatile CatchUpSource certifierSource;
 
     /** Under write-set policies, which never replay the logs, the certifier still learns from them (see {@link #primeCertifier}). */
     public void primeCertifierFrom(CatchUpSource s) { this.certifierSource = s; }
 
+    /**
+     * A site that restarted (or took a copy) has not seen the deliveries its replica already has, and a block whose
+     * snapshot precedes them could not be certified here (the site would stop). So before it replays or serves, its
+     * certifier learns the last {@link #PRIME_DEPTH} of them from the others' logs, without running them: the same
+     * window every other site keeps. If the logs do not have them, it goes without (and stops at such a block, as before).
+     */
     private void primeCertifier(GcsView v) {
         CatchUpSource source = certifierSource != null ? certifierSource : catchUpSource;
         if (!certifyBlocks || source == null || lastGsn <= 0) return;
@@ -390,26 +390,20 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             if (certifier.lastSeen() >= to) return;
             capacity = certifier.capacity();
         }
-        long from = Math.max(1, to + 1 - Math.min(capacity, PRIME_DEPTH)), next = from;
+        long from = Math.max(1, to + 1 - Math.min(capacity, PRIME_DEPTH)), next;
         Certifier c = new Certifier(capacity);
         try {
-            while (next <= to) {
-                List<OrderedLog.Entry> es = source.fetch(v, next, to, 2000);
-                long before = next;
-                for (OrderedLog.Entry e : es) {
-                    if (e.isView() || e.gsn() < next) continue;
-                    if (e.gsn() != next) c.unknownThrough(e.gsn() - 1);
-                    TxnRequest r = TxnRequestCodec.decode(e.payload());
-                    switch (r.kind()) {
-                        case AUTOCOMMIT -> c.delivered(e.gsn(), r.tables());
-                        case EXCLUSIVE -> c.delivered(e.gsn(), TableSet.allTables());
-                        case CERTIFY -> { if (c.certify(e.gsn(), r.snapshotGsn(), r.tables()) == null) c.unknownThrough(e.gsn()); }
-                        default -> c.seen(e.gsn());
-                    }
-                    next = e.gsn() + 1;
+            // fed as ordered() feeds it (a gap in the logs moves the start of its knowledge: Certifier.seen)
+            next = scanLog(source, v, from, to, e -> {
+                if (e.isView()) return;
+                TxnRequest r = TxnRequestCodec.decode(e.payload());
+                switch (r.kind()) {
+                    case AUTOCOMMIT -> c.delivered(e.gsn(), r.tables());
+                    case EXCLUSIVE -> c.delivered(e.gsn(), TableSet.allTables());
+                    case CERTIFY -> { if (c.certify(e.gsn(), r.snapshotGsn(), r.tables()) == null) c.unknownThrough(e.gsn()); }
+                    default -> c.seen(e.gsn());
                 }
-                if (next == before) break;   // nothing new (only views, or nothing): the logs end here
-            }
+            });
         } catch (Exception e) {
             LOG.warn("site {}: could not learn the deliveries before GSN {} from the others' logs ({}): blocks whose snapshot precedes them stop this site",
                     site, to + 1, e.getMessage());
@@ -433,28 +427,23 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
      */
     private void rollBackUnordered(GcsView v, long target) throws Exception {
         java.util.Set<RequestId> ids;
+        List<LeftPrepared> prepared;
         synchronized (this) {
             if (preparedHere.isEmpty()) return;
             ids = new java.util.HashSet<>(preparedHere.keySet());
+            prepared = new ArrayList<>(preparedHere.values());
         }
         java.util.Set<String> left = new java.util.HashSet<>();
-        for (LeftPrepared p : preparedHere.values()) if (!v.members().contains(p.member())) left.add(p.member());
-        long next = lastGsn + 1;
-        while (next <= target && !ids.isEmpty()) {
-            List<OrderedLog.Entry> es = catchUpSource.fetch(v, next, target, 2000);
-            long before = next;
-            for (OrderedLog.Entry e : es) {
-                if (e.isView()) {
-                    for (LeftPrepared p : preparedHere.values()) if (!e.members().contains(p.member())) left.add(p.member());
-                    continue;
-                }
-                if (e.gsn() < next) continue;
-                next = e.gsn() + 1;
+        for (LeftPrepared p : prepared) if (!v.members().contains(p.member())) left.add(p.member());
+        // a gap in the logs: the replay fails on it and stops the site
+        scanLog(catchUpSource, v, lastGsn + 1, target, e -> {
+            if (e.isView()) {
+                for (LeftPrepared p : prepared) if (!e.members().contains(p.member())) left.add(p.member());
+            } else {
                 TxnRequest r = TxnRequestCodec.decode(e.payload());
                 if (r.kind() == TxnRequest.Kind.CERTIFY) ids.remove(r.id());
             }
-            if (next == before) break;   // nothing new: the replay fails on the same gap and stops the site
-        }
+        });
         List<LeftPrepared> never = new ArrayList<>();
         synchronized (this) {
             for (RequestId id : ids) {
@@ -468,16 +457,25 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         }
     }
 
-    private volatile java.util.function.Consumer<String> databasePreparer = db -> { };
-
     /**
-     * How to make sure a database has the replica's bookkeeping (the position table and the certified blocks' marks,
-     * {@code exec.ReplicaPosition.ensure}): a database created after the site started from another template lacks it.
+     * Feeds {@code each} the others' log entries from GSN {@code from} to {@code to} in order, the views between included,
+     * each GSN once; stops where the logs bring nothing new. Returns the GSN after the last one fed.
      */
-    public void prepareDatabasesWith(java.util.function.Consumer<String> p) { this.databasePreparer = p; }
-
-    /** Before a certified block marks itself in {@code database} (cached per database by the preparer). */
-    public void prepareDatabase(String database) { databasePreparer.accept(database); }
+    private static long scanLog(CatchUpSource source, GcsView v, long from, long to, java.util.function.Consumer<OrderedLog.Entry> each) throws Exception {
+        long next = from;
+        while (next <= to) {
+            long before = next;
+            for (OrderedLog.Entry e : source.fetch(v, next, to, 2000)) {
+                if (!e.isView()) {
+                    if (e.gsn() < next) continue;
+                    next = e.gsn() + 1;
+                }
+                each.accept(e);
+            }
+            if (next == before) break;   // nothing new (only views, or nothing): the logs end here
+        }
+        return next;
+    }
 
     /** Prepared transactions left by an earlier incarnation and not yet resolved (tests, SHOW). */
     public synchronized int leftPrepared() { return preparedHere.size(); }
@@ -510,7 +508,8 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             return null;
         }
         LeftPrepared left = preparedHere.remove(r.id());
-        boolean committedHere = committedBefore || certifiedHere.remove(r.id());
+        boolean marked = certifiedHere.remove(r.id());
+        boolean committedHere = committedBefore || marked;
         if (inState || committedHere) {
             // its outcome is in the copy, or it committed here (as the origin, marked; or replayed, its GSN recorded)
             // before a restart: nothing runs, the certifier has recorded it as every site has

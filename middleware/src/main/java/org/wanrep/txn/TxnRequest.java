@@ -90,7 +90,6 @@ public record TxnRequest(RequestId id, Kind kind, TableSet tables, String databa
         return new TxnRequest(id, Kind.CERTIFY, readsAndWrites, database, log, timestampMicros, seed, settings, shipsWriteSet, null, false, snapshotGsn);
     }
 
-    /** The block's statement log as work to replay (what a {@link Kind#STATEMENT_LOG} carries). */
     /**
      * For a certified block that this site prepared before it restarted: COMMIT PREPARED of its transaction, in
      * {@code database}, under the block's locks (see {@code exec.WireTxnExecutor#outsideTransaction}).
@@ -100,6 +99,7 @@ public record TxnRequest(RequestId id, Kind kind, TableSet tables, String databa
                 0, 0, Map.of(), false, null, false, snapshotGsn);
     }
 
+    /** The block's statement log as work to replay (what a {@link Kind#STATEMENT_LOG} carries). */
     public TxnRequest asStatementLog() {
         return new TxnRequest(id, Kind.STATEMENT_LOG, tables, database, messages, timestampMicros, seed, settings, shipsWriteSet, null, changesCatalog, snapshotGsn);
     }
