@@ -45,12 +45,18 @@ class CertifiedRejoinTest {
             List<Thread> load = List.of(transfers(c, 1, seed, stop, committed), transfers(c, 2, seed + 1, stop, committed));
             try (Connection conn = c.connect(0)) {   // a's blocks that commit normally: a replay must not run them twice
                 conn.setAutoCommit(false);
-                for (int i = 0; i < 5; i++) {
+                // retried on 40001 as any client would: the snapshot position of a block is what its site has finished,
+                // which may still lie before the GSN of the block it just committed (b's and c's deliveries in between)
+                for (int i = 0; i < 5; ) {
                     try (Statement st = conn.createStatement()) {
                         st.executeUpdate("UPDATE acct SET bal = bal - 1 WHERE id = 1");
                         st.executeUpdate("UPDATE acct SET bal = bal + 1 WHERE id = 2");
+                        conn.commit();
+                        i++;
+                    } catch (SQLException e) {
+                        if (!"40001".equals(e.getSQLState())) throw e;
+                        conn.rollback();
                     }
-                    conn.commit();
                 }
             }
             // a's next block is certified but waits at a for its locks, behind b's update that a lock at a's replica holds up
