@@ -155,7 +155,8 @@ public final class SqlClassifier extends UnitClassifier {
         UnitAnalysis cached = byShape.get(shape);
         if (cached != null) return cached;
         RowTemplate tpl = templates.get(shape);
-        if (tpl != null && tpl.literals() == lits.size()) {   // keys from this text's literals, nothing parsed
+        // keys from this text's literals, nothing parsed; a text that names a setting is checked whole (its verdict is the literal's)
+        if (tpl != null && tpl.literals() == lits.size() && !SiteLocal.readsSetting(stmt)) {
             LITERALS_MATTER.set(true);
             return tpl.apply(lits);
         }
