@@ -42,6 +42,17 @@ public final class BackendConnection implements AutoCloseable {
     /** When this connection was opened, as System.nanoTime. */
     public long openedAt() { return openedAt; }
 
+    /**
+     * What this session's settings are after RESET ALL (pg_settings name -> setting), once someone read them
+     * (see {@code exec.SessionDefaults}); null until then. They depend only on how the session logged in
+     * (role, database, startup parameters, the server's configuration), so they hold for its whole life.
+     */
+    private volatile Map<String, String> resetValues;
+
+    public Map<String, String> resetValues() { return resetValues; }
+
+    public void resetValues(Map<String, String> values) { this.resetValues = values; }
+
     private BackendConnection(WireStream io, BackendTarget target, String database) {
         this.io = io;
         this.target = target;

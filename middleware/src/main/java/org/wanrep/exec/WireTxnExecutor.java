@@ -256,7 +256,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
             // before every attempt: transactions ordered before this one may have advanced them since the last
             w.sequencePutBack = sequencePutBack(w.conn, r);
             boolean onClientBackend = w instanceof OriginWork && !w.pooled;
-            String begin = beginSql(r, onClientBackend) + (t.ships() ? "; " + WriteSetSql.tag(t.captureTag()) : "");
+            String begin = beginSql(r, onClientBackend ? null : SessionDefaults.of(w.conn)) + (t.ships() ? "; " + WriteSetSql.tag(t.captureTag()) : "");
             // a final attempt records its GSN first thing: if the request fails, the record rolls back with it
             String record = commit ? t.recordSql() : null;
             if (record != null && positions != null) ReplicaPosition.ensure(positions, r.database());
@@ -474,22 +474,35 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
      * sequence with CACHE n hands a backend n values at a time, and which backend runs a transaction differs between
      * sites, so a value cached by an earlier one would make this one's nextval differ; with nothing cached, each
      * transaction takes its values from the sequence itself, in delivery order (their locks serialize them).
+     *
+     * <p>{@code resetValues}: null on the client's own backend at the origin (its session is the client's: only the
+     * timeouts are lifted); on a pooled connection, its settings after RESET ALL ({@link SessionDefaults}). There the
+     * block first resets the session (nothing an earlier transaction left at session level survives), then sets only
+     * the shipped settings whose value differs, and lifts a timeout only if the session has one.
      */
-    static String beginSql(TxnRequest r, boolean atOrigin) {
+    static String beginSql(TxnRequest r, Map<String, String> resetValues) {
         StringBuilder b = new StringBuilder("BEGIN ISOLATION LEVEL READ COMMITTED; DISCARD SEQUENCES");
         List<String> calls = new ArrayList<>();
-        // first, so that no timeout ends what follows
-        calls.add(TxnExecutor.LIFT_TIMEOUTS_SQL);
-        if (!atOrigin)
+        if (resetValues == null) {
+            calls.add(TxnExecutor.LIFT_TIMEOUTS_SQL);   // first, so that no timeout ends what follows
+        } else {
+            b.append("; RESET ALL");
+            for (String timeout : TIMEOUTS)
+                if (!"0".equals(resetValues.get(timeout))) calls.add("pg_catalog.set_config('" + timeout + "', '0', true)");
             for (Map.Entry<String, String> s : new java.util.TreeMap<>(r.settings()).entrySet())
-                if (!s.getKey().equals(TxnRequest.ROLE)) calls.add("pg_catalog.set_config(" + literal(s.getKey()) + ", " + literal(s.getValue()) + ", true)");
+                if (!s.getKey().equals(TxnRequest.ROLE) && !s.getValue().equals(resetValues.get(s.getKey())))
+                    calls.add("pg_catalog.set_config(" + literal(s.getKey()) + ", " + literal(s.getValue()) + ", true)");
+        }
         if (r.timestampMicros() != 0)
             calls.add("pg_catalog.set_config('" + org.wanrep.sql.TimeRewriting.SETTING + "', "
                     + literal(org.wanrep.sql.TimeRewriting.format(r.timestampMicros())) + ", true)");
         if (r.seed() != 0) calls.add("pg_catalog.setseed(" + seedValue(r.seed()) + ")");
-        b.append("; SELECT ").append(String.join(", ", calls));
+        if (!calls.isEmpty()) b.append("; SELECT ").append(String.join(", ", calls));
         return b.toString();
     }
+
+    /** The timeouts a replicated transaction runs without (they would only make one site retry, or stop it). */
+    private static final List<String> TIMEOUTS = List.of("statement_timeout", "lock_timeout");
 
     /** A seed in [-1, 1] derived from the origin's random 64-bit value. */
     public static String seedValue(long seed) { return Double.toString((seed % 1_000_000_000L) / 1_000_000_000.0); }
@@ -662,6 +675,10 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
         if (c == null || !w.pooled) return;
         w.conn = null;
         boolean resetSession = leavesSessionState(t.work().messages());
+        if (!resetSession && w.cancelling == null) {   // nothing to wait for or to run: given back here, without a thread switch
+            pool.release(c);
+            return;
+        }
         threads.execute(() -> {
             try {
                 settleCancel(w);

@@ -153,6 +153,28 @@ class SessionSettingsReplicationTest {
                 .containsOnly(List.of("1=0.30000000000000004", "2=0.3"));
     }
 
+    /**
+     * A pooled replica session ships only the settings that differ from what it has after RESET ALL, and begins
+     * every transaction with RESET ALL: what an earlier transaction left in that session at session level (here a
+     * function's set_config(..., false), which no session command shows) never reaches another client's update
+     * that expects the default. Without the reset, the second insert read 0.3 at the sites whose pooled session
+     * ran the first.
+     */
+    @Test
+    void aSettingLeftInAPooledSessionDoesNotReachTheNextUpdate() throws Exception {
+        ddl("CREATE TABLE leaked(id int PRIMARY KEY, t text)",
+                "CREATE FUNCTION leak_digits() RETURNS text LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_catalog.set_config('extra_float_digits', '0', false); RETURN 'x'; END $$");
+        try (Connection c = cluster.connect(1); Statement st = c.createStatement()) {
+            st.execute("INSERT INTO leaked SELECT 1, leak_digits()");
+        }
+        try (Connection c = cluster.connect(1); Statement st = c.createStatement()) {
+            st.execute("SET extra_float_digits = 1");   // PostgreSQL's default, so not shipped to a session that has it
+            for (int i = 2; i <= 5; i++) st.execute("INSERT INTO leaked SELECT " + i + ", (0.1::float8 + 0.2::float8)::text");
+        }
+        assertThat(atEverySite("SELECT id || '=' || t FROM leaked WHERE id > 1 ORDER BY id"))
+                .containsOnly(List.of("2=0.30000000000000004", "3=0.30000000000000004", "4=0.30000000000000004", "5=0.30000000000000004"));
+    }
+
     @Test
     void clientEncodingLatin1IsConvertedAlikeEverywhere() throws Exception {
         ddl("CREATE TABLE enc(id int PRIMARY KEY, s text)");
