@@ -63,6 +63,14 @@ public final class PeerBench {
     public static final List<String> WORKLOADS = List.of("select", "tpcb", "interactive", "random", "every-site");
 
     private final int clients, seconds, scale;
+    /** Seconds of the same pgbench run before each measured one, its result dropped (JIT compilation, caches, autovacuum's first pass). */
+    private int warmup;
+
+    /** Every system and workload first runs {@code s} seconds unmeasured (0: none). */
+    public PeerBench warmup(int s) {
+        this.warmup = s;
+        return this;
+    }
     private final PrintStream out;
     private final Map<String, String> replicaVerdicts = new LinkedHashMap<>();
     private final Map<String, String> wanrepSettings;
@@ -197,14 +205,19 @@ public final class PeerBench {
     }
 
     private Run measure(Workload w, String system, int port) throws Exception {
-        if (w.everySite() && system.equals("wanrep")) return measureEverySite(w);
+        if (warmup > 0) measure(w, system, port, warmup);
+        return measure(w, system, port, seconds);
+    }
+
+    private Run measure(Workload w, String system, int port, int seconds) throws Exception {
+        if (w.everySite() && system.equals("wanrep")) return measureEverySite(w, seconds);
         List<String> a = new ArrayList<>(w.args());
         a.addAll(List.of("-c", Integer.toString(clients), "-j", "2", "-T", Integer.toString(seconds), "-n"));
         return parse(w, system, run(port, a, seconds + 180));
     }
 
     /** One pgbench per wanrep site at once, the clients split among them; tps and failures summed. */
-    private Run measureEverySite(Workload w) throws Exception {
+    private Run measureEverySite(Workload w, int seconds) throws Exception {
         int per = Math.max(1, clients / wanrepPorts.size());
         List<java.util.concurrent.Future<Run>> fs = new ArrayList<>();
         java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(wanrepPorts.size());
@@ -441,6 +454,11 @@ public final class PeerBench {
 
     public static String json(List<Run> runs, int clients, int scale, int seconds, Map<String, String> replicas,
                               Map<String, String> wanrepSettingsForJson) throws Exception {
+        return json(runs, clients, scale, seconds, 0, replicas, wanrepSettingsForJson);
+    }
+
+    public static String json(List<Run> runs, int clients, int scale, int seconds, int warmup, Map<String, String> replicas,
+                              Map<String, String> wanrepSettingsForJson) throws Exception {
         List<Map<String, Object>> list = new ArrayList<>();
         for (Run r : runs) {
             Map<String, Object> m = new LinkedHashMap<>();
@@ -458,6 +476,7 @@ public final class PeerBench {
         top.put("clients", clients);
         top.put("scale", scale);
         top.put("seconds", seconds);
+        top.put("warmup_seconds", warmup);
         top.put("replicas", replicas);
         top.put("results", list);
         return new ObjectMapper().writeValueAsString(top);
