@@ -14,11 +14,15 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-/** Compact binary encoding of {@link Proto} messages for the wire. */
+/**
+ * Compact binary encoding of {@link Proto} messages for the wire. A frame is one message (its first byte is
+ * its type) or a bundle of several ({@link #bundle}: the type byte {@code BUNDLE}, a count, then each
+ * encoded message with its length); {@link #decodeAll} reads either.
+ */
 public final class Codec {
     private Codec() {}
 
-    private static final byte DATA = 1, ORDER = 2, ACK = 3, FLUSH_STATE = 4, PROPOSAL = 5, PROPOSAL_ACK = 6, COMMIT = 7;
+    private static final byte DATA = 1, ORDER = 2, ACK = 3, FLUSH_STATE = 4, PROPOSAL = 5, PROPOSAL_ACK = 6, COMMIT = 7, BUNDLE = 8;
     private static final Delivery[] DELIVERIES = Delivery.values();
 
     public static byte[] encode(Proto p) {
@@ -29,11 +33,13 @@ public final class Codec {
                 case Proto.Data d -> {
                     out.writeByte(DATA); out.writeLong(d.epoch()); out.writeLong(d.seq());
                     out.writeByte(d.delivery().ordinal()); writeBytes(out, d.payload()); writeSites(out, d.sites());
+                    out.writeLong(d.heldThrough());
                 }
                 case Proto.Order o -> {
                     out.writeByte(ORDER); out.writeLong(o.epoch()); out.writeLong(o.firstSlot());
                     out.writeInt(o.ids().size());
                     for (MsgId id : o.ids()) writeId(out, id);
+                    out.writeLong(o.heldThrough());
                 }
                 case Proto.Ack a -> {
                     out.writeByte(ACK); out.writeLong(a.epoch()); out.writeLong(a.heldThrough()); writeVector(out, a.received());
@@ -67,13 +73,13 @@ public final class Codec {
         try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(buf, off, len))) {
             byte type = in.readByte();
             return switch (type) {
-                case DATA -> new Proto.Data(in.readLong(), in.readLong(), DELIVERIES[in.readByte()], readBytes(in), readSites(in));
+                case DATA -> new Proto.Data(in.readLong(), in.readLong(), DELIVERIES[in.readByte()], readBytes(in), readSites(in), in.readLong());
                 case ORDER -> {
                     long epoch = in.readLong(), first = in.readLong();
                     int n = in.readInt();
                     List<MsgId> ids = new ArrayList<>(n);
                     for (int i = 0; i < n; i++) ids.add(readId(in));
-                    yield new Proto.Order(epoch, first, ids);
+                    yield new Proto.Order(epoch, first, ids, in.readLong());
                 }
                 case ACK -> new Proto.Ack(in.readLong(), in.readLong(), readVector(in), in.readLong(), readVector(in));
                 case FLUSH_STATE -> new Proto.FlushState(in.readLong(), readEpoch(in), readStrings(in), in.readBoolean(),
@@ -88,10 +94,46 @@ public final class Codec {
                 }
                 case PROPOSAL_ACK -> new Proto.ProposalAck(in.readLong());
                 case COMMIT -> new Proto.Commit(in.readLong());
+                case BUNDLE -> throw new IllegalArgumentException("a bundle of total-order messages where one message was expected");
                 default -> throw new IllegalArgumentException("unknown total-order message type " + type);
             };
         } catch (IOException e) {
             throw new UncheckedIOException("corrupt total-order message", e);
+        }
+    }
+
+    /**
+     * One frame carrying several encoded messages ({@link #encode} each), in this order; read back with
+     * {@link #decodeAll}. A single message needs no bundle: its own encoding is a frame already.
+     */
+    public static byte[] bundle(List<byte[]> encoded) {
+        int size = 1 + 4;
+        for (byte[] e : encoded) size += 4 + e.length;
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(size);
+        b.put(BUNDLE).putInt(encoded.size());
+        for (byte[] e : encoded) b.putInt(e.length).put(e);
+        return b.array();
+    }
+
+    /** The messages of one frame: a bundle's, in order, or the single message it is. */
+    public static List<Proto> decodeAll(byte[] buf, int off, int len) {
+        if (len < 1 || buf[off] != BUNDLE) return List.of(decode(buf, off, len));
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(buf, off, len);
+        try {
+            b.get();
+            int n = b.getInt();
+            if (n < 0 || n > len) throw new IllegalArgumentException("corrupt total-order bundle: " + n + " messages in " + len + " bytes");
+            List<Proto> out = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                int l = b.getInt();
+                if (l < 1 || l > b.remaining()) throw new IllegalArgumentException("corrupt total-order bundle: a message of " + l + " bytes, " + b.remaining() + " left");
+                out.add(decode(buf, b.position(), l));
+                b.position(b.position() + l);
+            }
+            if (b.hasRemaining()) throw new IllegalArgumentException("corrupt total-order bundle: " + b.remaining() + " bytes after " + n + " messages");
+            return out;
+        } catch (java.nio.BufferUnderflowException e) {
+            throw new IllegalArgumentException("corrupt total-order bundle: truncated", e);
         }
     }
 

@@ -16,13 +16,22 @@ public sealed interface Proto {
     /**
      * Application payload, multicast by its sender in {@code epoch}. {@code sites} is null, or, for a
      * configuration change, the configured site set that takes effect at this message's GSN.
+     * {@code heldThrough}: piggybacked stability, the sender's {@link Ack#heldThrough} in {@code epoch} when it
+     * sent this (0: says nothing).
      */
-    record Data(long epoch, long seq, Delivery delivery, byte[] payload, List<String> sites) implements Proto {
-        public Data(long epoch, long seq, Delivery delivery, byte[] payload) { this(epoch, seq, delivery, payload, null); }
+    record Data(long epoch, long seq, Delivery delivery, byte[] payload, List<String> sites, long heldThrough) implements Proto {
+        public Data(long epoch, long seq, Delivery delivery, byte[] payload) { this(epoch, seq, delivery, payload, null, 0); }
+        public Data(long epoch, long seq, Delivery delivery, byte[] payload, List<String> sites) { this(epoch, seq, delivery, payload, sites, 0); }
     }
 
-    /** Sequencer of {@code epoch}: slots firstSlot, firstSlot+1, ... hold these messages. */
-    record Order(long epoch, long firstSlot, List<MsgId> ids) implements Proto {}
+    /**
+     * Sequencer of {@code epoch}: slots firstSlot, firstSlot+1, ... hold these messages. {@code heldThrough}:
+     * piggybacked stability as in {@link Data}, taken after the sequencer assigned these slots itself (it
+     * holds the data of everything it orders, so this usually covers them).
+     */
+    record Order(long epoch, long firstSlot, List<MsgId> ids, long heldThrough) implements Proto {
+        public Order(long epoch, long firstSlot, List<MsgId> ids) { this(epoch, firstSlot, ids, 0); }
+    }
 
     /**
      * Stability: the sender holds every slot up to {@code heldThrough} (order and data), and has

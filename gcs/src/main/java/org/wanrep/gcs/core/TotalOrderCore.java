@@ -25,7 +25,8 @@ import java.util.TreeSet;
  * Single-threaded; it never reads a clock or a socket, so the simulator can drive it in virtual time.
  *
  * <p>Within an epoch (an installed primary view) the sender multicasts DATA, the sequencer assigns
- * slots in ORDER batches, every member acknowledges the prefix of slots it holds, AGREED messages are
+ * slots in ORDER batches, every member acknowledges the prefix of slots it holds (in paced ACKs, and
+ * piggybacked on every DATA and ORDER it multicasts), AGREED messages are
  * delivered in slot order once held, SAFE and OPT_SAFE once a majority of the view's members holds them
  * (uniform: any later primary view continues from a majority of this one, so one of its members holds
  * the slot and the flush keeps it there; a paused or cut-off minority member does not hold delivery up
@@ -33,6 +34,10 @@ import java.util.TreeSet;
  * count of delivered messages, so slots a flush had to skip leave no gap. At a view change every
  * member freezes and reports its state to the new sequencer, which plans the rest of the old epoch
  * ({@link FlushPlanner}) and installs the new one in two phases (proposal, commit).
+ *
+ * <p>Time enters only through {@code now} (milliseconds on the caller's clock) and {@link #onTick}; the
+ * driver calls {@code onTick} after every step (message, multicast, view) and otherwise at
+ * {@link #nextDeadline}, before which a tick has nothing to do.
  */
 public final class TotalOrderCore {
     private enum Mode { NOT_PRIMARY, FLUSHING, NORMAL }
@@ -96,10 +101,13 @@ public final class TotalOrderCore {
     private long nextSlot = 1;
     private final List<MsgId> pendingOrder = new ArrayList<>();
 
-    // --- stability
+    // --- stability: what each member said it holds (ACK or piggybacked on DATA/ORDER), and what it received (ACK)
     private final Map<String, Long> ackHeld = new HashMap<>();
     private final Map<String, Map<String, Long>> ackReceived = new HashMap<>();
-    private boolean ackDirty;
+    /** Our received vector has news for the others (a RELIABLE message arrived) since our last ACK. */
+    private boolean receivedNews;
+    /** The highest heldThrough this member multicast in the installed epoch, in an ACK, a DATA or an ORDER. */
+    private long toldHeld;
     private long lastAckAt = Long.MIN_VALUE / 2;
 
     // --- read lease: the latest stamp each member sent us (echoed back), and ours as each member echoed it
@@ -211,7 +219,9 @@ public final class TotalOrderCore {
 
     private void sendData(long seq, Delivery delivery, byte[] payload, List<String> newSites, long now) {
         if (delivery.ordered()) ownPending.put(seq, delivery);
-        Proto.Data d = new Proto.Data(installedEpoch, seq, delivery, payload, newSites);
+        // created now, in the epoch it goes out in (a multicast queued by a flush is sent only after install)
+        Proto.Data d = new Proto.Data(installedEpoch, seq, delivery, payload, newSites, heldThrough);
+        toldHeld = heldThrough;
         fx.send(null, d);
         onData(self, d, now);
     }
@@ -238,18 +248,27 @@ public final class TotalOrderCore {
         // a member that crashed before a flush re-created this epoch number may still have traffic in flight
         if (!members.contains(from)) return;
         switch (msg) {
-            case Proto.Data d -> onData(from, d, now);
-            case Proto.Order o -> onOrder(from, o);
+            case Proto.Data d -> { heard(from, d.heldThrough()); onData(from, d, now); }
+            case Proto.Order o -> { heard(from, o.heldThrough()); onOrder(from, o); }
             case Proto.Ack a -> onAck(from, a);
             default -> throw new IllegalStateException();
         }
         deliverReady();
     }
 
+    /**
+     * A member of the installed epoch holds every slot through {@code held}: it said so in this epoch (an
+     * ACK, or piggybacked on its DATA or ORDER), and a member's heldThrough never goes back within an epoch.
+     */
+    private void heard(String from, long held) {
+        ackHeld.merge(from, held, Math::max);
+    }
+
     private void onData(String from, Proto.Data d, long now) {
         MsgId id = new MsgId(from, d.seq());
         received.merge(from, d.seq(), Math::max);
-        ackDirty = true;
+        // only RELIABLE messages need the others' received vectors (their garbage collection); ordered ones go with their slots
+        if (d.delivery() == Delivery.RELIABLE) receivedNews = true;
         Entry e = new Entry(id, d.delivery(), d.payload(), d.sites());
         held.put(id, e);
         if (d.delivery() == Delivery.RELIABLE) {
@@ -271,23 +290,32 @@ public final class TotalOrderCore {
 
     private void flushOrders() {
         if (pendingOrder.isEmpty()) return;
-        Proto.Order o = new Proto.Order(installedEpoch, nextSlot, List.copyOf(pendingOrder));
-        nextSlot += pendingOrder.size();
+        long first = nextSlot;
+        List<MsgId> ids = List.copyOf(pendingOrder);
+        nextSlot += ids.size();
         pendingOrder.clear();
+        assign(first, ids);
+        // the ORDER says how far the sequencer holds after assigning these slots (it holds their data):
+        // a member that receives it and holds them too has a majority of three at once
+        Proto.Order o = new Proto.Order(installedEpoch, first, ids, heldThrough);
+        toldHeld = heldThrough;
         fx.send(null, o);
-        onOrder(self, o);
     }
 
     private void onOrder(String from, Proto.Order o) {
         if (!from.equals(sequencer)) return;   // only the epoch's sequencer orders
+        assign(o.firstSlot(), o.ids());
+    }
+
+    private void assign(long firstSlot, List<MsgId> ids) {
         long level = Levels.sequencer(installedEpoch);
-        long s = o.firstSlot();
-        for (MsgId id : o.ids()) slots.put(s++, new Assign(id, level));
+        long s = firstSlot;
+        for (MsgId id : ids) slots.put(s++, new Assign(id, level));
         advanceHeld();
     }
 
     private void onAck(String from, Proto.Ack a) {
-        ackHeld.merge(from, a.heldThrough(), Math::max);
+        heard(from, a.heldThrough());
         ackReceived.put(from, a.received());
         stampFrom.merge(from, a.stamp(), Math::max);
         Long mine = a.echo().get(self);
@@ -321,7 +349,6 @@ public final class TotalOrderCore {
             if (a == null) break;
             if (a.id != null && !held.containsKey(a.id)) break;
             heldThrough++;
-            ackDirty = true;
         }
     }
 
@@ -361,17 +388,43 @@ public final class TotalOrderCore {
         }
     }
 
-    /** Timers: sends the pending ORDER batch and a due acknowledgement, and drops what is stable. */
+    /**
+     * The post-step and the timer: sends the pending ORDER batch and a due acknowledgement, and drops what is
+     * stable. An acknowledgement is due {@code ackIntervalMs} after the last one if it has news (a heldThrough
+     * beyond what this member last multicast, in an ACK or piggybacked on a DATA or ORDER, or a RELIABLE
+     * message received), and {@code heartbeatMs} after the last one in any case (it carries the lease stamps).
+     */
     public void onTick(long now) {
         if (mode != Mode.NORMAL) return;
         if (self.equals(sequencer)) flushOrders();
-        if ((ackDirty && now - lastAckAt >= cfg.ackIntervalMs()) || now - lastAckAt >= cfg.heartbeatMs()) {
-            ackDirty = false;
+        if (now >= ackDue()) {
+            receivedNews = false;
+            toldHeld = heldThrough;
             lastAckAt = now;
             fx.send(null, new Proto.Ack(installedEpoch, heldThrough, Map.copyOf(received), now, Map.copyOf(stampFrom)));
         }
         deliverReady();
         collectGarbage();
+    }
+
+    private long ackDue() {
+        long due = lastAckAt + cfg.heartbeatMs();
+        if (receivedNews || heldThrough > toldHeld) due = Math.min(due, lastAckAt + cfg.ackIntervalMs());
+        return due;
+    }
+
+    /**
+     * When {@link #onTick} has something to do next, on the clock of {@code now}: {@code now} if it has now
+     * (an ORDER batch waits, an acknowledgement is due), else the time the next acknowledgement or heartbeat
+     * falls due; {@code Long.MAX_VALUE} if nothing is time-driven (outside an installed epoch: a flush has no
+     * timeouts, it waits for messages and views). Valid until the next step (message, multicast, view, tick)
+     * changes the state; a tick earlier than this sends and delivers nothing, provided {@code onTick} ran after
+     * the last step, as the driver does. Pure: reads the state only.
+     */
+    public long nextDeadline(long now) {
+        if (mode != Mode.NORMAL) return Long.MAX_VALUE;
+        if (self.equals(sequencer) && !pendingOrder.isEmpty()) return now;
+        return Math.max(now, ackDue());
     }
 
     private void collectGarbage() {
@@ -639,7 +692,8 @@ public final class TotalOrderCore {
         nextSlot = p.startSlot();
         for (String m : members) ackHeld.put(m, heldThrough);
         mode = Mode.NORMAL;
-        ackDirty = true;
+        receivedNews = true;
+        toldHeld = heldThrough;
         reports.clear();
         proposalAcks.clear();
         leaderProposal = null;
@@ -753,7 +807,7 @@ public final class TotalOrderCore {
 
     @Override public String toString() {
         return self + "[" + mode + " epoch=" + installedEpoch + " view=" + lastViewId + " members=" + members
-                + " next=" + nextDeliver + " heldThrough=" + heldThrough + " stable=" + (mode == Mode.NORMAL ? stableThrough() : -1)
+                + " next=" + nextDeliver + " heldThrough=" + heldThrough + " told=" + toldHeld + " stable=" + (mode == Mode.NORMAL ? stableThrough() : -1)
                 + " acks=" + ackHeld + " gsn=" + gsn + " seq=" + sequencer + " held=" + held.size() + " slots=" + slots.size()
                 + " queued=" + queued.size() + " future=" + futureEpoch.size() + " pendingOrder=" + pendingOrder.size()
                 + (waitingForHistory ? " waiting-for-history" : "") + "]";

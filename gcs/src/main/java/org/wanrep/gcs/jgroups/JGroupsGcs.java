@@ -6,6 +6,7 @@ import org.jgroups.JChannel;
 import org.jgroups.Message;
 import org.jgroups.Receiver;
 import org.jgroups.View;
+import org.jgroups.util.MessageBatch;
 import org.jgroups.util.NameCache;
 import org.jgroups.util.Util;
 import org.slf4j.Logger;
@@ -38,20 +39,39 @@ import java.util.function.Consumer;
 
 /**
  * The thin adapter between JGroups and {@link TotalOrderCore}: the core runs under one lock, fed by
- * JGroups' receive threads, view changes and a 1 ms timer; what it sends goes out on a sender thread
- * (so flow control never blocks the protocol), and what it delivers reaches the listener on one
- * delivery thread, in order.
+ * JGroups' receive threads, view changes and a ticker that sleeps until the core's next deadline
+ * ({@link TotalOrderCore#nextDeadline}); what it sends goes out on a sender thread (so flow control never
+ * blocks the protocol), and what it delivers reaches the listener on one delivery thread, in order.
+ *
+ * <p>The sender thread takes everything queued at once and sends the multicasts among it as one JGroups
+ * message, a bundle ({@link Codec#bundle}, in queue order, up to {@link #MAX_BUNDLE_BYTES}); unicasts (flush
+ * traffic to one member) go alone. A receiver feeds all messages of a bundle, or of a JGroups batch, to the
+ * core under one lock acquisition and runs the core's post-step once. So the sequencer's own DATA goes out
+ * with its ORDER, and a burst of multicasts costs one trip through the JGroups stack.
  */
 public final class JGroupsGcs implements Gcs, Receiver {
     private static final Logger LOG = LoggerFactory.getLogger(JGroupsGcs.class);
 
-    private final GcsSettings settings;
     private final String self;
     private final JChannel channel;
     private final TotalOrderCore core;
     private final GcsListener listener;
+    /** Payload bytes of one bundle at most (JGroups' FRAG4 fragments a large message anyway). */
+    static final int MAX_BUNDLE_BYTES = 1 << 20;
+    /** The ticker wakes at least this often, deadline or not (a safety net). */
+    private static final long MAX_TICK_SLEEP_MS = 100;
+
     private final ReentrantLock lock = new ReentrantLock();
-    private final LinkedBlockingQueue<Runnable> outbound = new LinkedBlockingQueue<>();
+    /** A message for the sender thread: {@code dest} null for a multicast; {@code buf} one encoded message. */
+    private record Outgoing(Address dest, byte[] buf) {}
+    /** What the core sent in the current step (guarded by the lock): queued as one unit when the step ends. */
+    private List<Outgoing> stepOut = new ArrayList<>();
+    /** Each core step's messages, in order, for the sender thread: one step's multicasts always share a bundle. */
+    private final LinkedBlockingQueue<List<Outgoing>> outbound = new LinkedBlockingQueue<>();
+    /** When the ticker wakes next ({@link #now()} clock): lowered, and the ticker unparked, by any step that brings the core's deadline forward. */
+    private volatile long tickAt = Long.MIN_VALUE;
+    private final java.util.concurrent.atomic.LongAdder sentFrames = new java.util.concurrent.atomic.LongAdder(),
+            sentMessages = new java.util.concurrent.atomic.LongAdder(), tickerWakeups = new java.util.concurrent.atomic.LongAdder();
     private final LinkedBlockingQueue<Runnable> deliveries = new LinkedBlockingQueue<>();
     private final Thread sender, deliverer, ticker;
     private volatile Map<String, Address> addresses = Map.of();
@@ -66,7 +86,6 @@ public final class JGroupsGcs implements Gcs, Receiver {
     private boolean fatalReported;
 
     private JGroupsGcs(GcsSettings s, GcsListener listener, Consumer<JChannel> customize) throws Exception {
-        this.settings = s;
         this.listener = listener;
         this.self = Members.name(s.site(), s.incarnation());
         CoreConfig cfg = new CoreConfig(s.sites(), s.sequencerSite(), s.ackIntervalMs(), 500, s.mayBootstrap());
@@ -78,7 +97,7 @@ public final class JGroupsGcs implements Gcs, Receiver {
         if (key != null) GcsSecret.install(channel, key);
         if (customize != null) customize.accept(channel);
         channel.setReceiver(this);
-        sender = Thread.ofPlatform().daemon().name("gcs-send-" + self).start(() -> loop(outbound));
+        sender = Thread.ofPlatform().daemon().name("gcs-send-" + self).start(this::sendLoop);
         deliverer = Thread.ofPlatform().daemon().name("gcs-deliver-" + self).start(this::deliveryLoop);
         ticker = Thread.ofPlatform().daemon().name("gcs-tick-" + self).start(this::tickLoop);
     }
@@ -97,18 +116,75 @@ public final class JGroupsGcs implements Gcs, Receiver {
 
     private static long now() { return System.nanoTime() / 1_000_000; }
 
-    private void loop(LinkedBlockingQueue<Runnable> q) {
+    /** Sends what the core queued: everything queued at the moment in one go, the multicasts bundled. */
+    private void sendLoop() {
+        List<List<Outgoing>> steps = new ArrayList<>();
+        List<Outgoing> batch = new ArrayList<>();
         while (!closed) {
             try {
-                Runnable r = q.poll(100, TimeUnit.MILLISECONDS);
-                if (r != null) r.run();
+                List<Outgoing> first = outbound.poll(100, TimeUnit.MILLISECONDS);
+                if (first == null) continue;
+                steps.add(first);
+                outbound.drainTo(steps);
+                for (List<Outgoing> step : steps) batch.addAll(step);
+                sendAll(batch);
             } catch (InterruptedException e) {
                 return;
             } catch (Throwable t) {
                 LOG.error("{}: {}", self, t.toString(), t);
+            } finally {
+                steps.clear();
+                batch.clear();
             }
         }
     }
+
+    /**
+     * In queue order: consecutive multicasts as bundles of at most {@link #MAX_BUNDLE_BYTES} (one message
+     * alone goes unframed), each unicast alone (a pending bundle goes first, so the send order is the queue's).
+     */
+    private void sendAll(List<Outgoing> batch) {
+        List<byte[]> bundle = new ArrayList<>();
+        long bytes = 0;
+        for (Outgoing o : batch) {
+            if (o.dest() != null) {
+                sendBundle(bundle);
+                bytes = 0;
+                transmit(o.dest(), o.buf(), 1);
+                continue;
+            }
+            if (!bundle.isEmpty() && bytes + o.buf().length > MAX_BUNDLE_BYTES) { sendBundle(bundle); bytes = 0; }
+            bundle.add(o.buf());
+            bytes += o.buf().length;
+        }
+        sendBundle(bundle);
+    }
+
+    private void sendBundle(List<byte[]> bundle) {
+        if (bundle.isEmpty()) return;
+        transmit(null, bundle.size() == 1 ? bundle.get(0) : Codec.bundle(bundle), bundle.size());
+        bundle.clear();
+    }
+
+    private void transmit(Address dest, byte[] frame, int messages) {
+        try {
+            Message m = new BytesMessage(dest, frame);
+            if (dest == null) m.setFlag(Message.TransientFlag.DONT_LOOPBACK);
+            channel.send(m);
+            sentFrames.increment();
+            sentMessages.add(messages);
+        } catch (Exception e) {
+            if (!closed) LOG.warn("{}: send failed: {}", self, e.toString());
+        }
+    }
+
+    /**
+     * What this member sent so far: JGroups messages ({@code frames}, bundles counted once), total-order
+     * protocol messages in them, and how often the ticker woke up.
+     */
+    public record SendStats(long frames, long messages, long tickerWakeups) {}
+
+    public SendStats sendStats() { return new SendStats(sentFrames.sum(), sentMessages.sum(), tickerWakeups.sum()); }
 
     /**
      * Delivers in order until the listener fails. A delivery the listener failed on cannot be skipped
@@ -164,11 +240,23 @@ public final class JGroupsGcs implements Gcs, Receiver {
     /** Why delivery stopped, or null while it goes on. */
     public synchronized String failure() { return failure; }
 
+    /**
+     * Ticks the core at its deadlines: sleeps until {@link #tickAt}, which the tick itself sets to the core's
+     * {@link TotalOrderCore#nextDeadline} (at most {@link #MAX_TICK_SLEEP_MS} ahead) and every other step lowers
+     * when it brings the deadline forward (unparking this thread). An idle member so wakes for its heartbeats
+     * and the safety net only.
+     */
     private void tickLoop() {
-        long interval = Math.max(1, settings.ackIntervalMs()) * 1_000_000 / 2;
         while (!closed) {
-            java.util.concurrent.locks.LockSupport.parkNanos(interval);
-            withCore(() -> core.onTick(now()));
+            withCore(() -> {
+                long t = now();
+                core.onTick(t);
+                tickAt = t + MAX_TICK_SLEEP_MS;   // afterStep (withCore) brings it down to the deadline
+            });
+            tickerWakeups.increment();
+            long wait;
+            while (!closed && (wait = tickAt * 1_000_000 - System.nanoTime()) > 0)
+                java.util.concurrent.locks.LockSupport.parkNanos(this, wait);
         }
     }
 
@@ -176,12 +264,31 @@ public final class JGroupsGcs implements Gcs, Receiver {
         lock.lock();
         try {
             r.run();
-            leaseUntil = core.leaseExpiry();
+            afterStep();
         } catch (RuntimeException e) {
             LOG.error("{}: total-order protocol failed: {}", self, e.toString(), e);
             throw e;
         } finally {
             lock.unlock();
+        }
+    }
+
+    /**
+     * Under the lock, after the core changed: hands what it sent to the sender thread, publishes the lease and
+     * wakes the ticker if its deadline came forward.
+     */
+    private void afterStep() {
+        if (!stepOut.isEmpty()) {
+            outbound.add(stepOut);
+            stepOut = new ArrayList<>(4);
+        }
+        leaseUntil = core.leaseExpiry();
+        long t = now();
+        // a deadline the last tick left due (it cannot: the tick acted on it) would make the ticker spin: 1 ms later then
+        long d = Math.max(core.nextDeadline(t), t + (Thread.currentThread() == ticker ? 1 : 0));
+        if (d < tickAt) {
+            tickAt = d;
+            if (Thread.currentThread() != ticker) java.util.concurrent.locks.LockSupport.unpark(ticker);
         }
     }
 
@@ -196,6 +303,7 @@ public final class JGroupsGcs implements Gcs, Receiver {
             long t = now();
             MsgId id = core.multicast(payload, delivery, t);
             core.onTick(t);
+            afterStep();
             return id;
         } finally {
             lock.unlock();
@@ -209,6 +317,7 @@ public final class JGroupsGcs implements Gcs, Receiver {
             long t = now();
             MsgId id = core.changeSites(sites, payload, t);
             core.onTick(t);
+            afterStep();
             return id;
         } finally {
             lock.unlock();
@@ -274,10 +383,29 @@ public final class JGroupsGcs implements Gcs, Receiver {
     @Override public void receive(Message msg) {
         if (closed) return;
         String from = nameOf(msg.getSrc());
-        Proto p = Codec.decode(msg.getArray(), msg.getOffset(), msg.getLength());
+        List<Proto> ps = Codec.decodeAll(msg.getArray(), msg.getOffset(), msg.getLength());
         withCore(() -> {
             long t = now();
-            core.onMessage(from, p, t);
+            for (Proto p : ps) core.onMessage(from, p, t);
+            core.onTick(t);
+        });
+    }
+
+    /** A JGroups batch (one sender's messages that arrived together): decoded first, then fed to the core in one step. */
+    @Override public void receive(MessageBatch batch) {
+        if (closed) return;
+        List<String> froms = new ArrayList<>(batch.size());
+        List<List<Proto>> frames = new ArrayList<>(batch.size());
+        for (Message msg : batch) {
+            Address src = msg.getSrc() != null ? msg.getSrc() : batch.sender();
+            froms.add(nameOf(src));
+            frames.add(Codec.decodeAll(msg.getArray(), msg.getOffset(), msg.getLength()));
+        }
+        if (frames.isEmpty()) return;
+        withCore(() -> {
+            long t = now();
+            for (int i = 0; i < frames.size(); i++)
+                for (Proto p : frames.get(i)) core.onMessage(froms.get(i), p, t);
             core.onTick(t);
         });
     }
@@ -305,15 +433,7 @@ public final class JGroupsGcs implements Gcs, Receiver {
             byte[] buf = Codec.encode(msg);
             Address dest = to == null ? null : addresses.get(to);
             if (to != null && dest == null) { LOG.debug("{}: no address for {}, dropping {}", self, to, msg.getClass().getSimpleName()); return; }
-            outbound.add(() -> {
-                try {
-                    Message m = new BytesMessage(dest, buf);
-                    if (dest == null) m.setFlag(Message.TransientFlag.DONT_LOOPBACK);
-                    channel.send(m);
-                } catch (Exception e) {
-                    if (!closed) LOG.warn("{}: send failed: {}", self, e.toString());
-                }
-            });
+            stepOut.add(new Outgoing(dest, buf));   // under the lock; afterStep queues the step's messages together
         }
 
         @Override public void optimistic(GcsMessage m) { deliveries.add(() -> listener.optimistic(m)); }

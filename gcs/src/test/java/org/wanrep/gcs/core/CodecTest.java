@@ -64,6 +64,53 @@ class CodecTest {
         assertThat(pr.sitesGsn()).isEqualTo(6);
     }
 
+    /** DATA and ORDER carry the sender's heldThrough (piggybacked stability); messages without it say 0. */
+    @Test
+    void piggybackedStabilitySurvivesTheWire() {
+        MsgId a = new MsgId("a/1", 2);
+        Proto.Data d = (Proto.Data) roundTrip(new Proto.Data(3, 9, Delivery.SAFE, new byte[]{4}, List.of("a", "b"), 1234567890123L));
+        assertThat(d.heldThrough()).isEqualTo(1234567890123L);
+        assertThat(d.sites()).containsExactly("a", "b");
+        assertThat(d.seq()).isEqualTo(9);
+        assertThat(((Proto.Data) roundTrip(new Proto.Data(3, 9, Delivery.SAFE, new byte[]{4}))).heldThrough()).isZero();
+        Proto.Order o = new Proto.Order(3, 100, List.of(a, new MsgId("b/1", 5)), 101);
+        assertThat(roundTrip(o)).isEqualTo(o);
+        assertThat(((Proto.Order) roundTrip(o)).heldThrough()).isEqualTo(101);
+        assertThat(new Proto.Order(3, 100, List.of(a)).heldThrough()).isZero();
+    }
+
+    /** A bundle carries several messages in one frame, in order; a single message's own encoding is a frame too. */
+    @Test
+    void aBundleCarriesSeveralMessagesInOrder() {
+        MsgId a = new MsgId("a/1", 2);
+        List<Proto> ms = List.of(
+                new Proto.Data(3, 2, Delivery.SAFE, new byte[]{1, 2, 3}, null, 7),
+                new Proto.Order(3, 8, List.of(a), 8),
+                new Proto.Ack(3, 8, Map.of("a/1", 2L), 99, Map.of("b/1", 98L)),
+                new Proto.Commit(12),
+                new Proto.Data(3, 3, Delivery.RELIABLE, new byte[0], List.of("a"), 8));
+        byte[] frame = Codec.bundle(ms.stream().map(Codec::encode).toList());
+        // framed at an offset, as a JGroups message may hold it
+        byte[] buf = new byte[frame.length + 10];
+        System.arraycopy(frame, 0, buf, 5, frame.length);
+        List<Proto> back = Codec.decodeAll(buf, 5, frame.length);
+        assertThat(back).hasSize(5);
+        Proto.Data d0 = (Proto.Data) back.get(0), d4 = (Proto.Data) back.get(4);
+        assertThat(d0.payload()).containsExactly(1, 2, 3);
+        assertThat(d0.heldThrough()).isEqualTo(7);
+        assertThat(back.subList(1, 4)).containsExactlyElementsOf(ms.subList(1, 4));
+        assertThat(d4.delivery()).isEqualTo(Delivery.RELIABLE);
+        assertThat(d4.payload()).isEmpty();
+        assertThat(d4.sites()).containsExactly("a");
+        // one message alone, unframed
+        byte[] one = Codec.encode(ms.get(1));
+        assertThat(Codec.decodeAll(one, 0, one.length)).containsExactly(ms.get(1));
+        // a bundle is never taken for one message, nor a truncated one for a shorter bundle
+        assertThatThrownBy(() -> Codec.decode(frame, 0, frame.length)).hasMessageContaining("bundle");
+        assertThatThrownBy(() -> Codec.decodeAll(frame, 0, frame.length - 1)).hasMessageContaining("corrupt");
+        assertThatThrownBy(() -> Codec.decodeAll(buf, 5, frame.length + 1)).hasMessageContaining("corrupt");
+    }
+
     @Test
     void corruptInputIsRejected() {
         assertThatThrownBy(() -> Codec.decode(new byte[]{99}, 0, 1)).hasMessageContaining("unknown total-order message type");

@@ -34,6 +34,14 @@ import java.util.Set;
  * {@link GcsListener} to a member, which then gets every callback after the checker;
  * {@link #send} multicasts as {@code Gcs.multicast} does (callbacks run as their own events, so a listener may multicast); {@link #schedule} puts the application's own
  * events (a database answering, a client's next request) into the same virtual time.
+ *
+ * <p>Ticks: as JGroupsGcs's ticker, each member is ticked at its core's {@link TotalOrderCore#nextDeadline},
+ * as computed after its last step; besides, every member is ticked every {@value #TICK_MS} ms, and that tick
+ * checks the deadline: it must send something exactly when the promised deadline has come (a tick that acts
+ * earlier means the adapter's ticker would have slept through it; one that does nothing at the deadline, a
+ * ticker that spins).
+ *
+ * <p>Link delays are random up to {@link #maxDelayMs} unless fixed with {@link #linkDelays} (for timing tests).
  */
 public final class Simulator {
     private static final int TICK_MS = 2;
@@ -54,6 +62,14 @@ public final class Simulator {
     private final Map<String, GcsListener> listeners = new HashMap<>();
     int maxDelayMs = 30;
     boolean encode = true;
+    /**
+     * Whether each step's messages to one member travel as one message (a bundle: processed in one step there,
+     * with one post-step tick), as JGroupsGcs sends them; else each alone, with its own delay. Drawn from the
+     * seed (without touching the schedule's random stream), so seeded schedules cover both.
+     */
+    boolean bundleSteps;
+    /** Fixed one-way delay per link (sender, receiver member names), or null: random. */
+    private java.util.function.ToLongBiFunction<String, String> fixedDelay;
 
     private abstract static class Event implements Comparable<Event> {
         long time, seq;
@@ -70,6 +86,36 @@ public final class Simulator {
         final Map<String, Long> linkLast = new HashMap<>();        // FIFO per outgoing link
         final Map<String, List<Event>> inFlight = new HashMap<>();  // per destination, for crash cuts
         long gmsLast = 0;
+        /** Multicasts and unicasts the core asked for, by message type (a multicast counts once). */
+        final Map<Class<?>, Integer> sentByType = new HashMap<>();
+        int sends;
+        /** The core's deadline as of its last step, and the time of the live tick event (MAX_VALUE: none). */
+        long promised = Long.MAX_VALUE, tickAt = Long.MAX_VALUE;
+        long tickGen;
+        String lastSent;
+        /** The epoch and heldThrough of the last DATA, ORDER or ACK sent since the last view callback. */
+        long toldEpoch = -1, told = -1;
+
+        /**
+         * What a DATA, ORDER or ACK says its sender holds (receivers merge it as an acknowledgement) is true when
+         * sent: the sender has installed that epoch, holds at least that far, and never said more before in it.
+         */
+        private void checkTold(Proto msg) {
+            long epoch, h;
+            switch (msg) {
+                case Proto.Data d -> { epoch = d.epoch(); h = d.heldThrough(); }
+                case Proto.Order o -> { epoch = o.epoch(); h = o.heldThrough(); }
+                case Proto.Ack a -> { epoch = a.epoch(); h = a.heldThrough(); }
+                default -> { return; }
+            }
+            if (!core.isPrimary() || epoch != core.epoch())
+                throw new AssertionError("[" + now + "] " + name + " sent " + msg.getClass().getSimpleName() + " of epoch " + epoch + ": " + core);
+            if (h > core.heldThrough() || (epoch == toldEpoch && h < told))
+                throw new AssertionError("[" + now + "] " + name + " sent " + msg.getClass().getSimpleName() + " saying it holds through " + h
+                        + " (said " + told + " before in epoch " + toldEpoch + "): " + core);
+            toldEpoch = epoch;
+            told = h;
+        }
 
         Node(String name, CoreConfig c) {
             this.name = name;
@@ -77,9 +123,32 @@ public final class Simulator {
         }
 
         @Override public void send(String to, Proto msg) {
+            sends++;
+            lastSent = msg.getClass().getSimpleName();
+            sentByType.merge(msg.getClass(), 1, Integer::sum);
+            checkTold(msg);
+            if (bundleSteps) {
+                // as JGroupsGcs: what one step sends goes out together when the step ends (afterStep)
+                for (String m : to == null ? view : List.of(to))
+                    if (!m.equals(name)) stepOut.computeIfAbsent(m, k -> new ArrayList<>()).add(msg);
+                return;
+            }
             byte[] wire = encode ? Codec.encode(msg) : null;
-            if (to == null) { for (String m : view) if (!m.equals(name)) transmit(this, m, msg, wire); }
-            else transmit(this, to, msg, wire);
+            if (to == null) { for (String m : view) if (!m.equals(name)) transmit(this, m, List.of(msg), wire); }
+            else transmit(this, to, List.of(msg), wire);
+        }
+
+        /** This step's messages per destination, in order (with {@link #bundleSteps}). */
+        final Map<String, List<Proto>> stepOut = new LinkedHashMap<>();
+
+        void flushStep() {
+            if (stepOut.isEmpty()) return;
+            for (var e : stepOut.entrySet()) {
+                List<Proto> ms = e.getValue();
+                byte[] wire = !encode ? null : ms.size() == 1 ? Codec.encode(ms.get(0)) : Codec.bundle(ms.stream().map(Codec::encode).toList());
+                transmit(this, e.getKey(), ms, wire);
+            }
+            stepOut.clear();
         }
         @Override public void optimistic(GcsMessage m) {
             checker.optimistic(name, m);
@@ -100,6 +169,7 @@ public final class Simulator {
         }
         @Override public void view(GcsView v) {
             trace(name + " VIEW " + v);
+            toldEpoch = -1;
             checker.view(name, v);
             GcsListener l = listener();
             if (l != null) toApplication(l, () -> l.viewChanged(v));
@@ -128,8 +198,15 @@ public final class Simulator {
     }
 
     public Simulator(long seed, List<String> sites, String sequencerSite) {
+        this(seed, new CoreConfig(sites, sequencerSite, TICK_MS, 64, true));
+    }
+
+    /** With every member configured by {@code cfg} (its sites, sequencer, ack interval, heartbeat...). */
+    public Simulator(long seed, CoreConfig cfg) {
         this.rnd = new Random(seed);
-        this.cfg = new CoreConfig(sites, sequencerSite, TICK_MS, 64, true);
+        this.bundleSteps = new Random(seed ^ 0x5DEECE66DL).nextBoolean();
+        this.cfg = cfg;
+        List<String> sites = cfg.sites();
         this.checker = new Checker();
         for (String s : sites) addNode(s);
         scheduleMembership(0);
@@ -157,10 +234,11 @@ public final class Simulator {
         events.add(e);
     }
 
-    private void transmit(Node from, String to, Proto msg, byte[] wire) {
+    private void transmit(Node from, String to, List<Proto> msgs, byte[] wire) {
         Node dest = nodes.get(to);
         if (dest == null || !from.alive) return;
-        long at = Math.max(from.linkLast.getOrDefault(to, 0L), now + 1 + rnd.nextInt(maxDelayMs));
+        long delay = fixedDelay != null ? fixedDelay.applyAsLong(from.name, to) : 1 + rnd.nextInt(maxDelayMs);
+        long at = Math.max(from.linkLast.getOrDefault(to, 0L), now + delay);
         from.linkLast.put(to, at);
         List<Event> flight = from.inFlight.computeIfAbsent(to, k -> new ArrayList<>());
         int part = partition.get(from.name);
@@ -172,9 +250,10 @@ public final class Simulator {
                 String link = from.name + ">" + dest.name + "@" + sv;
                 if (broken.contains(link)) return;
                 if (partition.get(dest.name) != part || partition.get(from.name) != part) { broken.add(link); return; }
-                Proto m = wire != null ? Codec.decode(wire, 0, wire.length) : msg;
-                dest.core.onMessage(from.name, m, now);
+                List<Proto> ms = wire != null ? Codec.decodeAll(wire, 0, wire.length) : msgs;
+                for (Proto m : ms) dest.core.onMessage(from.name, m, now);
                 dest.core.onTick(now);
+                afterStep(dest);
                 checker.step(Simulator.this);
             }
         };
@@ -259,6 +338,7 @@ public final class Simulator {
                         n.viewId = id;
                         n.core.onView(id, ms, now);
                         n.core.onTick(now);
+                        afterStep(n);
                         checker.step(Simulator.this);
                     }
                 };
@@ -270,9 +350,46 @@ public final class Simulator {
     }
 
     private void tickAll() {
-        for (Node n : nodes.values()) if (n.alive) n.core.onTick(now);
+        for (Node n : nodes.values()) if (n.alive) checkedTick(n);
         checker.step(this);
         schedule(TICK_MS, this::tickAll);
+    }
+
+    /** A tick that checks the deadline promised after the member's last step: it acts exactly when that has come. */
+    private void checkedTick(Node n) {
+        boolean due = now >= n.promised;
+        int before = n.sends;
+        n.core.onTick(now);
+        boolean acted = n.sends != before;
+        if (acted != due)
+            throw new AssertionError("[" + now + "] " + n.name + ": a tick " + (acted ? "sent " + n.lastSent + " before" : "did nothing at")
+                    + " the deadline " + n.promised + " its core promised: " + n.core);
+        afterStep(n);
+    }
+
+    /** After a step of {@code n}'s core: its next deadline, and a tick event then (as JGroupsGcs's ticker sleeps until it). */
+    private void afterStep(Node n) {
+        n.flushStep();
+        long d = n.core.nextDeadline(now);
+        n.promised = d;
+        if (d == Long.MAX_VALUE || d >= n.tickAt) return;
+        n.tickAt = d;
+        long gen = ++n.tickGen;
+        Event e = new Event() {
+            void run() {
+                if (!n.alive || n.tickGen != gen) return;
+                n.tickAt = Long.MAX_VALUE;
+                if (now >= n.promised) {
+                    checkedTick(n);
+                    checker.step(Simulator.this);
+                } else {
+                    afterStep(n);   // the deadline moved on (an acknowledgement went out meanwhile): sleep until the new one
+                }
+            }
+        };
+        e.time = Math.max(d, now);
+        e.seq = eventSeq++;
+        events.add(e);
     }
 
     /** Multicast from a member; returns null if refused (not primary). */
@@ -296,6 +413,7 @@ public final class Simulator {
         checker.sent(member, id, d);
         trace(member + " SEND " + id + " " + d + " " + n.core);
         n.core.onTick(now);
+        afterStep(n);
         checker.step(this);
         return id;
     }
@@ -323,6 +441,7 @@ public final class Simulator {
             checker.sent(member, id, Delivery.SAFE);
             trace(member + " CHANGE " + id + " " + sites);
             n.core.onTick(now);
+            afterStep(n);
             return id;
         } catch (NotPrimaryException e) {
             return null;
@@ -352,6 +471,18 @@ public final class Simulator {
 
     /** Upper bound of a link's random delay (ms). */
     public void maxDelayMs(int ms) { maxDelayMs = ms; }
+
+    /** Whether each step's messages to one member travel together (see {@link #bundleSteps}). */
+    public void bundleSteps(boolean b) { bundleSteps = b; }
+
+    /**
+     * Fixes every link's one-way delay (ms, at least 1) as a function of the sender's and the receiver's member
+     * names, instead of random ones; links stay FIFO. For timing tests; set it before traffic whose timing counts.
+     */
+    public void linkDelays(java.util.function.ToLongBiFunction<String, String> delay) { fixedDelay = delay; }
+
+    /** How many messages of this type {@code member}'s core sent (a multicast counts once). */
+    public int sent(String member, Class<? extends Proto> type) { return nodes.get(member).sentByType.getOrDefault(type, 0); }
 
     public boolean isAlive(String member) {
         Node n = nodes.get(member);
