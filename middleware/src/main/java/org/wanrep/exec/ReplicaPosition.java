@@ -84,9 +84,9 @@ public final class ReplicaPosition {
                 + " SECURITY DEFINER SET search_path = pg_catalog AS $$ BEGIN INSERT INTO " + TABLE + " (gsn, done_below) VALUES (g, d);"
                 + " IF compact THEN DELETE FROM " + TABLE + " WHERE gsn < d; END IF; END $$");
         st.execute("CREATE TABLE IF NOT EXISTS " + CERTIFIED + " (id text PRIMARY KEY, at timestamptz NOT NULL)");
-        st.execute("CREATE OR REPLACE FUNCTION " + CERTIFIED_FUNCTION + "(i text, compact boolean) RETURNS void LANGUAGE sql"
-                + " SECURITY DEFINER SET search_path = pg_catalog AS $$ INSERT INTO " + CERTIFIED + " (id, at) VALUES (i, clock_timestamp());"
-                + " DELETE FROM " + CERTIFIED + " WHERE compact AND at < clock_timestamp() - interval '1 day' $$");
+        st.execute("CREATE OR REPLACE FUNCTION " + CERTIFIED_FUNCTION + "(i text, compact boolean) RETURNS void LANGUAGE plpgsql"
+                + " SECURITY DEFINER SET search_path = pg_catalog AS $$ BEGIN INSERT INTO " + CERTIFIED + " (id, at) VALUES (i, clock_timestamp());"
+                + " IF compact THEN DELETE FROM " + CERTIFIED + " WHERE at < clock_timestamp() - interval '1 day'; END IF; END $$");
         st.execute("REVOKE ALL ON FUNCTION " + CERTIFIED_FUNCTION + "(text, boolean) FROM PUBLIC");
         st.execute("GRANT EXECUTE ON FUNCTION " + CERTIFIED_FUNCTION + "(text, boolean) TO PUBLIC");
         st.execute("REVOKE ALL ON FUNCTION " + FUNCTION + "(bigint, bigint, boolean) FROM PUBLIC");

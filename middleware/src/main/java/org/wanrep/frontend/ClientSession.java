@@ -503,10 +503,13 @@ public final class ClientSession implements Runnable {
                     long snapshot = ctx.engine().committedThrough();
                     relay(unit);
                     if (backend.status() != 'I') block = InteractiveBlock.begin(ctx.engine(), blockSession, database, before, snapshot, statementTexts(unit), a.tables());
+                    if (block != null && block.certifying()) block.ranUnreadCode(ctx.classifiers().forDatabase(database).mayRunUnreadCode(texts, a.tables()));
                 }
                 default -> localRequest(unit, a);
             }
         } else {
+            if (block.certifying() && (a.route() == Route.UPDATE || a.route() == Route.LOCAL))
+                block.ranUnreadCode(ctx.classifiers().forDatabase(database).mayRunUnreadCode(texts, a.tables()));
             switch (a.route()) {
                 case COMMIT -> block.commit(unit, settings);
                 case ROLLBACK -> block.rollback(unit);
@@ -693,6 +696,24 @@ public final class ClientSession implements Runnable {
         @Override public PgError run(String sql) throws IOException { return backend.run(sql); }
         @Override public PgError runCollecting(String sql, java.util.function.Consumer<List<String>> rows) throws IOException {
             return ClientSession.this.runCollecting(sql, rows);
+        }
+        @Override public List<InteractiveBlock.Ran> runEach(List<String> queries) throws IOException {
+            for (String q : queries) backend.send(WireMessage.query(q));
+            backend.flush();
+            List<InteractiveBlock.Ran> out = new ArrayList<>();
+            List<String> tags = new ArrayList<>();
+            PgError err = null;
+            while (out.size() < queries.size()) {
+                WireMessage m = backend.read();
+                if (m.kind() == 'C') tags.add(Messages.commandTag(m));
+                if (m.kind() == 'E' && err == null) err = PgError.parse(m);
+                if (m.kind() == 'Z') {
+                    out.add(new InteractiveBlock.Ran(List.copyOf(tags), err));
+                    tags.clear();
+                    err = null;
+                }
+            }
+            return out;
         }
         @Override public InteractiveBlock.Relayed relay(List<WireMessage> unit, List<WireMessage> buffer) throws IOException {
             Relay r = ClientSession.this.relay(unit, buffer);

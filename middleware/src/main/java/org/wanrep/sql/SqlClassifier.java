@@ -129,6 +129,23 @@ public final class SqlClassifier extends UnitClassifier {
         return tables.all() || catalog().advancesSequence(tables.writes());
     }
 
+    @Override public boolean mayRunUnreadCode(List<String> texts, TableSet tables) {
+        if (tables.all()) return true;
+        Catalog cat = catalog();
+        for (String w : tables.writes()) if (cat.triggered.contains(w) || cat.wholeOnly.contains(w)) return true;   // triggers, rules
+        for (String t : texts) {
+            for (String f : SqlText.functionCalls(TimeRewriting.withoutReplicatedClock(t))) {
+                String bare = f.substring(f.lastIndexOf('.') + 1);
+                if (WRITING_BUILTINS.contains(bare) || !(f.startsWith("pg_catalog.") || !f.contains(".") && cat.builtinFunctions.contains(bare))) return true;
+            }
+            if (!cat.viewBases.isEmpty()) {   // a view's definition may call anything: any text naming one counts
+                String lower = t.toLowerCase(Locale.ROOT);
+                for (String v : cat.viewBases.keySet()) if (lower.contains(v.substring(v.indexOf('.') + 1))) return true;
+            }
+        }
+        return false;
+    }
+
     @Override public void catalogChanged() {
         catalog = null;            // first: an analysis from here on reads the catalog again
         super.catalogChanged();    // then the generation: what began before (and may have read the old one) is not kept

@@ -49,6 +49,14 @@ public class UnitClassifier {
         return tables.all() || !tables.writes().isEmpty();
     }
 
+    /**
+     * Whether these statements, which the analysis showed touch {@code tables}, may run code the classifier does not
+     * read: a function other than a built-in, a trigger, a rule, a view's definition. Without a catalog: always.
+     */
+    public boolean mayRunUnreadCode(List<String> texts, TableSet tables) {
+        return true;
+    }
+
     /** Combines the statements executed by one request. */
     public UnitAnalysis analyze(List<String> statements) {
         if (statements.size() == 1) return analyzeText(statements.get(0));

@@ -51,6 +51,12 @@ public final class InteractiveBlock {
         /** As {@link #run}, handing every data row to {@code rows}. */
         PgError runCollecting(String sql, Consumer<List<String>> rows) throws IOException;
 
+        /**
+         * Runs each query as its own Query message, all sent at once (one round trip): for each, the command tags of
+         * its statements that completed, and its first error.
+         */
+        List<Ran> runEach(List<String> queries) throws IOException;
+
         /** Sends the client's request to the backend and the answers to the client, or into {@code buffer} if not null. */
         Relayed relay(List<WireMessage> unit, List<WireMessage> buffer) throws IOException;
 
@@ -109,6 +115,9 @@ public final class InteractiveBlock {
         CompletableFuture<WriteSet> captured(String tag);
     }
 
+    /** What {@link Session#runTags} ran: the tags of the statements that completed, in order, and the first error (or null). */
+    public record Ran(List<String> tags, PgError error) {}
+
     /** What a relayed request sent (COPY data included), its first error and its last command tag. */
     public record Relayed(List<WireMessage> sent, PgError error, String lastTag) {}
 
@@ -154,6 +163,18 @@ public final class InteractiveBlock {
     private TableSet readsAndWrites = TableSet.of(Set.of(), Set.of());
     private boolean wrote;
     private boolean ended;
+    /** The replica's max_prepared_transactions, read at BEGIN (-1: not read). */
+    private int maxPrepared = -1;
+    /**
+     * Whether a statement of the block ran code the classifier does not read (a function other than a built-in, a
+     * trigger, a rule, a view): then COMMIT checks in PostgreSQL's locks that no sequence was advanced without the
+     * cluster lock. Otherwise the classifier's own answer ({@link Session#advancesSequence}) stands, as it does for
+     * every lock set, and the check (~280 us of server CPU: it reads the whole lock table) is left out.
+     */
+    private boolean ranUnreadCode;
+
+    /** A statement of the block may run code the classifier does not read (see {@link #ranUnreadCode}). */
+    public void ranUnreadCode(boolean unread) { ranUnreadCode |= unread; }
 
     private InteractiveBlock(ReplicationEngine engine, Session session, String database, long commitsAtBegin) {
         this.engine = engine;
@@ -171,11 +192,6 @@ public final class InteractiveBlock {
                                          List<String> texts, TableSet tables) throws IOException {
         InteractiveBlock b = new InteractiveBlock(engine, session, database, commitsBefore);
         String text = String.join(" ", texts).toLowerCase(java.util.Locale.ROOT);
-        // repeatable read: the block's reads are one snapshot, which the exclusive grant then validates
-        if (session.status() == 'T' && !text.contains("isolation")) {
-            PgError e = session.run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
-            if (e != null) LOG.debug("could not set the block's isolation: {}", e);
-        }
         // certification (symmetric execution): what the BEGIN request itself read counts (a driver's first statement)
         b.certifying = engine.certifiesBlocks();
         // under a write-set policy the capture of this database must run before the block's COMMIT PREPARED (normally it
@@ -183,10 +199,15 @@ public final class InteractiveBlock {
         if (b.certifying && session.writeSets() != null) session.writeSets().capture();
         b.snapshotGsn = snapshotGsn;
         b.readsAndWrites = tables;
-        // the block's time, which its statement log carries to the other sites
         if (session.status() == 'T') {
-            PgError e = session.run("SELECT " + session.timeAndSeedSql(b.timestampMicros, b.seed) + (b.certifying ? ", " + BLOCK_LOCK_TIMEOUT_SQL : ""));
-            if (e != null) LOG.warn("could not fix the block's time: {}", e);
+            // repeatable read: the block's reads are one snapshot, which the exclusive grant then validates; then the
+            // block's time, which its statement log carries to the other sites. One round trip: if the isolation is
+            // refused (a query ran already), the block has failed either way
+            String time = "SELECT " + session.timeAndSeedSql(b.timestampMicros, b.seed)
+                    + (b.certifying ? ", " + BLOCK_LOCK_TIMEOUT_SQL + ", pg_catalog.current_setting('max_prepared_transactions')" : "");
+            PgError e = session.runCollecting(text.contains("isolation") ? time : "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ; " + time,
+                    row -> { if (b.certifying) b.maxPrepared = Integer.parseInt(row.get(row.size() - 1)); });
+            if (e != null) LOG.warn("could not set the block's isolation and time: {}", e);
         }
         return b;
     }
@@ -586,26 +607,32 @@ public final class InteractiveBlock {
                 return;
             }
         }
-        long[] check = new long[]{-1, -1};
-        // one round trip: did it advance a sequence, may it be prepared, and (symmetric) the mark that this block is in
-        // this replica, for a restart that replays it (its GSN is not known before PREPARE; a block that then takes the
-        // exclusive path leaves a mark no CERTIFY names: harmless)
-        PgError ce = session.runCollecting("SELECT (SELECT count(*) FROM pg_catalog.pg_locks l JOIN pg_catalog.pg_class c ON c.oid = l.relation"
-                + " WHERE l.pid = pg_catalog.pg_backend_pid() AND l.locktype = 'relation' AND c.relkind = 'S' AND l.mode = 'RowExclusiveLock'),"
-                + " pg_catalog.current_setting('max_prepared_transactions')::int"
-                + (ships ? "" : ", " + PositionSql.markCertified(id, MARKS.incrementAndGet() % 1000 == 0).substring("SELECT ".length())), row -> {
-            check[0] = Long.parseLong(row.get(0));
-            check[1] = Long.parseLong(row.get(1));
-        });
-        if (ce != null || session.status() != 'T') {   // the block failed here: COMMIT ends it as a rollback
-            endAtCommit(unit, ce);
-            return;
-        }
-        if (check[0] != 0 || check[1] <= 0) {
-            LOG.debug("block takes the exclusive path at COMMIT: {}", check[0] != 0 ? "it advanced a sequence" : "max_prepared_transactions is 0");
-            if (!acquireExclusive(unit)) return;
-            commit(unit, settings);
-            return;
+        // the mark that this block is in this replica (symmetric), for a restart that replays it: its GSN is not known
+        // before PREPARE (a block that then takes the exclusive path leaves a mark no CERTIFY names: harmless)
+        String mark = ships ? null : PositionSql.markCertified(id, MARKS.incrementAndGet() % 1000 == 0);
+        String prepare = "PREPARE TRANSACTION '" + gid + "'";
+        if (ships || ranUnreadCode || maxPrepared <= 0) {
+            long[] check = new long[]{-1, -1};
+            // one round trip: did it advance a sequence, may it be prepared, and the mark
+            PgError ce = session.runCollecting("SELECT (SELECT count(*) FROM pg_catalog.pg_locks l JOIN pg_catalog.pg_class c ON c.oid = l.relation"
+                    + " WHERE l.pid = pg_catalog.pg_backend_pid() AND l.locktype = 'relation' AND c.relkind = 'S' AND l.mode = 'RowExclusiveLock'),"
+                    + " pg_catalog.current_setting('max_prepared_transactions')::int"
+                    + (mark == null ? "" : ", " + mark.substring("SELECT ".length())), row -> {
+                check[0] = Long.parseLong(row.get(0));
+                check[1] = Long.parseLong(row.get(1));
+            });
+            if (ce != null || session.status() != 'T') {   // the block failed here: COMMIT ends it as a rollback
+                endAtCommit(unit, ce);
+                return;
+            }
+            if (check[0] != 0 || check[1] <= 0) {
+                LOG.debug("block takes the exclusive path at COMMIT: {}", check[0] != 0 ? "it advanced a sequence" : "max_prepared_transactions is 0");
+                if (!acquireExclusive(unit)) return;
+                commit(unit, settings);
+                return;
+            }
+        } else {
+            prepare = mark + "; " + prepare;   // one round trip: if the mark fails, nothing is prepared and the block is rolled back
         }
         // under a write-set policy: tagged for the capture, which has it once COMMIT PREPARED ran, and checked to travel
         // as a write set (keys); the sequences it reached travel with it
@@ -621,7 +648,7 @@ public final class InteractiveBlock {
         }
         PgError pe;
         try {
-            pe = session.run("PREPARE TRANSACTION '" + gid + "'");
+            pe = session.run(prepare);
         } catch (IOException | RuntimeException x) {
             // whether it is prepared is not known here, and a prepared transaction outlives its connection (and a restart
             // of the replica): left alone it would hold its rows for ever; never ordered, but not resolved by guess either
@@ -668,8 +695,9 @@ public final class InteractiveBlock {
             engine.blockCommitted(id, committed);
         }
         LOG.debug("block {} committed by certification", id);
-        // answer the client's own COMMIT (simple or extended, COMMIT or END) as PostgreSQL does: on an empty block
-        session.run("BEGIN");
+        // answer the client's own COMMIT (simple or extended, COMMIT or END) as PostgreSQL does: on an empty block, which
+        // the resolution opened (unless that last step failed)
+        if (session.status() != 'T') session.run("BEGIN");
         session.relay(unit, null);
     }
 
@@ -711,23 +739,42 @@ public final class InteractiveBlock {
         }
     }
 
-    /** COMMIT or ROLLBACK PREPARED; a failure stops the site (the others decided alike and went on). */
+    /**
+     * The queries that resolve a prepared block on the client's backend, sent at once: the decision is the group's, so
+     * the client's statement_timeout (a session setting, outside any block here) is lifted first and put back after.
+     * COMMIT/ROLLBACK PREPARED is a query of its own (it cannot run inside even an implicit transaction block). If the
+     * lift was cancelled, the resolution may be cancelled too: it then did nothing, and all three go again.
+     */
+    static List<String> resolveSql(String gid, boolean commit) {
+        return List.of("SELECT pg_catalog.set_config('" + SAVED_TIMEOUT + "', pg_catalog.current_setting('statement_timeout'), false),"
+                        + " pg_catalog.set_config('statement_timeout', '0', false)",
+                (commit ? "COMMIT" : "ROLLBACK") + " PREPARED '" + gid.replace("'", "''") + "'",
+                "SELECT pg_catalog.set_config('statement_timeout', pg_catalog.current_setting('" + SAVED_TIMEOUT + "'), false)"
+                        // a committed block answers the client's own COMMIT on an empty block (see commitCertified)
+                        + (commit ? "; BEGIN" : ""));
+    }
+
+    /** Where {@link #resolveSql} keeps the session's statement_timeout meanwhile (our own prefix: never shipped). */
+    private static final String SAVED_TIMEOUT = "wanrep.saved_statement_timeout";
+
+    /**
+     * COMMIT or ROLLBACK PREPARED, in one round trip with the lifting of the session's timeout ({@link #resolveSql});
+     * a failure stops the site (the others decided alike and went on).
+     */
     private boolean resolvePrepared(String gid, boolean commit, RequestId id) throws IOException {
         try {
-            // the decision is the group's: the client's statement_timeout (a session setting, outside any block here)
-            // must not cancel it, so it is lifted around it and put back
-            String[] saved = {null};
-            PgError lift = null;
-            for (int attempt = 0; attempt < 10 && saved[0] == null; attempt++)
-                lift = session.runCollecting("SELECT pg_catalog.current_setting('statement_timeout'), pg_catalog.set_config('statement_timeout', '0', false)",
-                        row -> saved[0] = row.get(0));
-            if (saved[0] == null) LOG.warn("block {}: could not lift the session's statement_timeout before resolving it: {}", id, lift);
-            PgError e = session.run((commit ? "COMMIT" : "ROLLBACK") + " PREPARED '" + gid + "'");
-            if (saved[0] != null && !saved[0].equals("0")) {
-                PgError back = session.run("SELECT pg_catalog.set_config('statement_timeout', '" + saved[0].replace("'", "''") + "', false)");
-                if (back != null) LOG.warn("block {}: the session's statement_timeout was not put back: {}", id, back);
+            PgError e = null;
+            for (int attempt = 0; attempt < 10; attempt++) {
+                List<Ran> ran = session.runEach(resolveSql(gid, commit));
+                e = ran.get(1).error();
+                if (e == null) {
+                    if (ran.get(0).error() != null || ran.get(2).error() != null)
+                        LOG.warn("block {}: the session's statement_timeout was not lifted or put back: {} {}", id, ran.get(0).error(), ran.get(2).error());
+                    return true;
+                }
+                if (!e.sqlState().equals("57014")) break;   // a cancel (the client's timeout, the lift having failed) changed nothing
+                LOG.debug("block {}: resolving it was cancelled ({}): again", id, e);
             }
-            if (e == null) return true;
             engine.fail("site " + session.site() + ": " + (commit ? "COMMIT" : "ROLLBACK") + " PREPARED of block " + id + " failed (" + e
                     + ") after every site certified it: this replica no longer follows the others");
         } catch (IOException | RuntimeException x) {

@@ -253,6 +253,53 @@ class CertifiedBlocksTest {
         }
     }
 
+    /**
+     * A block that advances a sequence inside a function's body: the classifier reads the body and sends the block to
+     * the exclusive path before it runs (and a block that called a function other than a built-in would also have
+     * PostgreSQL's locks checked for a sequence before PREPARE; blocks that ran only code the classifier reads skip that
+     * check). Meanwhile an autocommit insert at the same site takes the next value; every site must end with the same
+     * rows and the same sequence.
+     */
+    @Test
+    void aSequenceAdvancedInsideAFunctionIsFoundAtCommit() throws Exception {
+        try (Connection c = cluster.connect(0); Statement st = c.createStatement()) {
+            st.execute("CREATE SEQUENCE tickets");
+            st.execute("CREATE TABLE taken (id bigint PRIMARY KEY, who text NOT NULL)");
+            st.execute("CREATE FUNCTION take_ticket() RETURNS bigint LANGUAGE plpgsql AS $$ BEGIN RETURN nextval('tickets'); END $$");
+        }
+        ExecutorService pool = Executors.newCachedThreadPool();
+        try (Connection x = cluster.connect(0); Connection y = cluster.connect(0)) {
+            x.setAutoCommit(false);
+            Statement sx = x.createStatement(), sy = y.createStatement();
+            try (ResultSet r = sx.executeQuery("SELECT take_ticket()")) { r.next(); }
+            sx.executeUpdate("INSERT INTO taken VALUES (1000, 'block')");
+            Future<?> other = pool.submit(() -> sy.executeUpdate("INSERT INTO taken SELECT take_ticket(), 'other'"));
+            try {
+                other.get(2, TimeUnit.SECONDS);   // it runs at once unless the block holds the exclusive lock already
+            } catch (java.util.concurrent.TimeoutException expected) {
+                // it waits for the block's exclusive lock
+            }
+            try {
+                x.commit();
+            } catch (java.sql.SQLException e) {
+                assertThat(e.getSQLState()).isEqualTo("40001");   // it took the exclusive lock at COMMIT, and something committed meanwhile
+            }
+            other.get(30, TimeUnit.SECONDS);
+        } finally {
+            pool.shutdownNow();
+        }
+        cluster.awaitQuiescent();
+        assertThat(cluster.check().values()).containsOnly("same");
+        List<String> seqs = new java.util.ArrayList<>();
+        for (int site = 0; site < 2; site++)
+            try (Connection c = cluster.pgs.get(site).connect(); Statement st = c.createStatement();
+                 ResultSet r = st.executeQuery("SELECT last_value || '/' || is_called FROM tickets")) {
+                r.next();
+                seqs.add(r.getString(1));
+            }
+        assertThat(seqs.get(1)).isEqualTo(seqs.get(0));
+    }
+
     private static void awaitPrepared(int site) throws Exception {
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         while (true) {

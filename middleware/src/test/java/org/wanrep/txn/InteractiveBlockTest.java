@@ -91,6 +91,25 @@ class InteractiveBlockTest {
         @Override public PgError runCollecting(String sql, Consumer<List<String>> rows) throws IOException {
             return backend.runCollecting(sql, rows);
         }
+        @Override public List<InteractiveBlock.Ran> runEach(List<String> queries) throws IOException {
+            for (String q : queries) beforeRun.accept(q);
+            for (String q : queries) backend.send(WireMessage.query(q));
+            backend.flush();
+            List<InteractiveBlock.Ran> out = new ArrayList<>();
+            List<String> tags = new ArrayList<>();
+            PgError err = null;
+            while (out.size() < queries.size()) {
+                WireMessage m = backend.read();
+                if (m.kind() == 'C') tags.add(Messages.commandTag(m));
+                if (m.kind() == 'E' && err == null) err = PgError.parse(m);
+                if (m.kind() == 'Z') {
+                    out.add(new InteractiveBlock.Ran(List.copyOf(tags), err));
+                    tags.clear();
+                    err = null;
+                }
+            }
+            return out;
+        }
         @Override public InteractiveBlock.Relayed relay(List<WireMessage> unit, List<WireMessage> buffer) throws IOException {
             beforeRelay.accept(unit.get(0).queryText());
             for (WireMessage m : unit) backend.send(m);
@@ -200,7 +219,7 @@ class InteractiveBlockTest {
         assertThat(b.certifying()).isTrue();
         b.update(query("INSERT INTO t VALUES (3)"), WRITES_T, false);   // no cluster lock: it certifies at COMMIT
         assertThat(clusterLockFree()).isTrue();
-        s.beforeRun = sql -> { if (sql.startsWith("COMMIT PREPARED")) terminateBackend(); };
+        s.beforeRun = sql -> { if (sql.contains("COMMIT PREPARED")) terminateBackend(); };
         try {
             assertThatThrownBy(() -> b.commit(query("COMMIT"), Map.of())).isInstanceOf(IOException.class);
             assertThat(stopped.get(5, TimeUnit.SECONDS)).contains("resolving prepared block");
@@ -220,7 +239,7 @@ class InteractiveBlockTest {
         engine.onFatal(stopped::complete);
         InteractiveBlock b = begin(s);
         b.update(query("INSERT INTO t VALUES (4)"), WRITES_T, false);
-        s.beforeRun = sql -> { if (sql.startsWith("PREPARE TRANSACTION")) terminateBackend(); };
+        s.beforeRun = sql -> { if (sql.contains("PREPARE TRANSACTION")) terminateBackend(); };
         assertThatThrownBy(() -> b.commit(query("COMMIT"), Map.of())).isInstanceOf(IOException.class);
         // a transaction left prepared would hold its rows here for ever, and nobody knows whether there is one
         assertThat(stopped.get(5, TimeUnit.SECONDS)).contains("during PREPARE TRANSACTION");
