@@ -256,18 +256,29 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
             // before every attempt: transactions ordered before this one may have advanced them since the last
             w.sequencePutBack = sequencePutBack(w.conn, r);
             boolean onClientBackend = w instanceof OriginWork && !w.pooled;
-            String begin = beginSql(r, onClientBackend ? null : SessionDefaults.of(w.conn)) + (t.ships() ? "; " + WriteSetSql.tag(t.captureTag()) : "");
+            Map<String, String> resetValues = onClientBackend ? null : SessionDefaults.of(w.conn);
+            List<String> beginStatements = beginStatements(r, resetValues);
+            if (t.ships()) beginStatements.add(WriteSetSql.tag(t.captureTag()));
             // a final attempt records its GSN first thing: if the request fails, the record rolls back with it
             String record = commit ? t.recordSql() : null;
             if (record != null && positions != null) ReplicaPosition.ensure(positions, r.database());
             w.positionRecorded = record != null;
-            if (record != null) begin += "; " + record;
+            if (record != null) beginStatements.add(record);
+            String begin = String.join("; ", beginStatements);
             // A tentative attempt may be revoked, and its cancel could land on BEGIN; the request would
             // then run outside any block and autocommit. So it waits for BEGIN to open the block. A final
             // attempt is never revoked or cancelled (and older cancels are settled): one round trip. Except on
             // the client's own backend: its session's statement_timeout (a client's to set) could cancel BEGIN
             // itself, before the block's own setting lifts it, and the request would then commit on its own here.
             boolean pipelined = commit && !onClientBackend;
+            List<WireMessage> requested = w.messages != null ? w.messages : r.messages();
+            if (pipelined && !t.ships() && !w.keepReplies && r.kind() == TxnRequest.Kind.AUTOCOMMIT
+                    && requested.size() == 1 && requested.get(0).kind() == 'Q' && sessionAsShipped(r, resetValues)) {
+                commitSent = true;   // from the send on, a broken connection leaves the outcome unknown
+                Outcome o = runAsOneQuery(t, w, beginStatements, requested.get(0).queryText());
+                if (o != null) return o;
+                commitSent = false;   // nothing of it ran: the three-query form below tells whose error it was
+            }
             if (!pipelined) {
                 PgError beginError = w.conn.run(begin);
                 if (beginError != null || w.conn.status() != 'T') {
@@ -377,6 +388,77 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
         }
     }
 
+    private static final java.util.concurrent.atomic.LongAdder ONE_QUERY_RUNS = new java.util.concurrent.atomic.LongAdder();
+
+    /** Attempts run as one query string so far, in this JVM (tests: the path was taken). */
+    public static long oneQueryRuns() { return ONE_QUERY_RUNS.sum(); }
+
+    /**
+     * A final attempt of a simple-query request on a pooled connection whose replies no client reads (symmetric
+     * execution away from the origin): our BEGIN, the request's text and COMMIT as ONE query string. PostgreSQL answers
+     * it with one flush, where three queries had three (and as many wake-ups here); and it parses the whole string
+     * before running any of it, then skips the rest after an error, so nothing of the request ever runs outside our
+     * block. The outcome is read as the three-query form reads it: the request's command tags and error, COMMIT's error;
+     * a request that failed leaves the block open and failed (COMMIT did not run), which a ROLLBACK then ends, as the
+     * three-query form's COMMIT would have. Null if nothing of it ran and the caller must find out why the other way.
+     */
+    private Outcome runAsOneQuery(Txn t, Work w, List<String> beginStatements, String requestText) throws IOException {
+        ONE_QUERY_RUNS.increment();
+        // new lines: a request ending in a "--" comment must not swallow COMMIT
+        w.conn.send(WireMessage.query(String.join("; ", beginStatements) + ";\n" + requestText + "\n;COMMIT"));
+        w.conn.flush();
+        int ours = beginStatements.size(), completed = 0;
+        PgError error = null;
+        int errorAt = -1;   // how many statements had completed when the error came
+        char status = 'T';
+        List<String> tags = new ArrayList<>();
+        while (!w.conn.tracker().idle()) {
+            WireMessage m = w.conn.read();
+            switch (m.kind()) {
+                case 'C' -> {
+                    if (completed++ >= ours) tags.add(org.wanrep.wire.Messages.commandTag(m));
+                }
+                case 'E' -> {
+                    if (error == null) {
+                        error = PgError.parse(m);
+                        errorAt = completed;
+                    }
+                }
+                case 'Z' -> status = org.wanrep.wire.Messages.status(m);
+                default -> { }
+            }
+        }
+        boolean committed = error == null && !tags.isEmpty() && tags.get(tags.size() - 1).equals("COMMIT");
+        if (committed) tags.remove(tags.size() - 1);   // COMMIT's tag (a request never holds COMMIT: the classifier refuses that)
+        for (String tag : tags) w.tags = w.tags * 1_000_003L + tagHash(tag);
+        if (status == 'E' || status == 'T') {
+            // failed before COMMIT ran (or, which cannot happen, no COMMIT at all): end the block as COMMIT would have
+            PgError rb = w.conn.run("ROLLBACK");
+            if (rb != null || w.conn.status() != 'I') throw new IOException("ROLLBACK after a failed replicated request: " + rb);
+        }
+        w.fusedCommit = true;
+        if (error == null) {
+            if (!committed) throw new IOException("no COMMIT in the answer to a replicated request");
+            return Outcome.OK;
+        }
+        // nothing completed: PostgreSQL parses the whole string first, so the error may be the request text's own (a
+        // syntax error, deterministic everywhere) as well as our BEGIN's: nothing ran, the three-query form tells which
+        if (errorAt == 0) {
+            w.fusedCommit = false;
+            return null;
+        }
+        if (errorAt < ours) {   // our BEGIN's part failed: the request did not run
+            w.error = error;
+            LOG.warn("{}: BEGIN refused: {}", t, error);
+            if (TxnExecutor.transientState(error.sqlState())) return Outcome.RETRY;
+            beginRefused(t, error);
+            return Outcome.ERROR;
+        }
+        if (status == 'I') w.commitError = error;   // COMMIT itself failed (a deferred constraint, a serialization failure)
+        w.error = error;
+        return TxnExecutor.transientState(error.sqlState()) ? Outcome.RETRY : Outcome.ERROR;
+    }
+
     /**
      * What a finished transaction did here, for the sites' comparison of outcomes ({@code txn.OutcomeAudit}): its
      * request's command tags, with row counts for the commands that write (INSERT, UPDATE, DELETE, MERGE, COPY), and
@@ -480,13 +562,16 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
      * block first resets the session (nothing an earlier transaction left at session level survives), then sets only
      * the shipped settings whose value differs, and lifts a timeout only if the session has one.
      */
-    static String beginSql(TxnRequest r, Map<String, String> resetValues) {
-        StringBuilder b = new StringBuilder("BEGIN ISOLATION LEVEL READ COMMITTED; DISCARD SEQUENCES");
+    static String beginSql(TxnRequest r, Map<String, String> resetValues) { return String.join("; ", beginStatements(r, resetValues)); }
+
+    /** {@link #beginSql} statement by statement. */
+    static List<String> beginStatements(TxnRequest r, Map<String, String> resetValues) {
+        List<String> b = new ArrayList<>(List.of("BEGIN ISOLATION LEVEL READ COMMITTED", "DISCARD SEQUENCES"));
         List<String> calls = new ArrayList<>();
         if (resetValues == null) {
             calls.add(TxnExecutor.LIFT_TIMEOUTS_SQL);   // first, so that no timeout ends what follows
         } else {
-            b.append("; RESET ALL");
+            b.add("RESET ALL");
             for (String timeout : TIMEOUTS)
                 if (!"0".equals(resetValues.get(timeout))) calls.add("pg_catalog.set_config('" + timeout + "', '0', true)");
             for (Map.Entry<String, String> s : new java.util.TreeMap<>(r.settings()).entrySet())
@@ -497,8 +582,21 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
             calls.add("pg_catalog.set_config('" + org.wanrep.sql.TimeRewriting.SETTING + "', "
                     + literal(org.wanrep.sql.TimeRewriting.format(r.timestampMicros())) + ", true)");
         if (r.seed() != 0) calls.add("pg_catalog.setseed(" + seedValue(r.seed()) + ")");
-        if (!calls.isEmpty()) b.append("; SELECT ").append(String.join(", ", calls));
-        return b.toString();
+        if (!calls.isEmpty()) b.add("SELECT " + String.join(", ", calls));
+        return b;
+    }
+
+    /**
+     * Whether the pooled session after RESET ALL already has every setting the request ships. Only then may our BEGIN and
+     * the request share one query string: PostgreSQL converts a message from the client encoding and lexes all of its
+     * text (standard_conforming_strings, backslash_quote) before running the first statement, so settings made inside
+     * the string would come too late for the request's own text.
+     */
+    static boolean sessionAsShipped(TxnRequest r, Map<String, String> resetValues) {
+        if (resetValues == null) return false;
+        for (Map.Entry<String, String> s : r.settings().entrySet())
+            if (!s.getKey().equals(TxnRequest.ROLE) && !s.getValue().equals(resetValues.get(s.getKey()))) return false;
+        return true;
     }
 
     /** The timeouts a replicated transaction runs without (they would only make one site retry, or stop it). */

@@ -175,6 +175,34 @@ class SessionSettingsReplicationTest {
                 .containsOnly(List.of("2=0.30000000000000004", "3=0.30000000000000004", "4=0.30000000000000004", "5=0.30000000000000004"));
     }
 
+    /**
+     * The other sites run a simple-query request with our BEGIN and COMMIT as one query string when their session has the
+     * request's settings already: a request ending in a comment still commits, one that fails half-way leaves nothing
+     * anywhere, and one PostgreSQL cannot parse (the whole string fails before our BEGIN runs) fails alike everywhere
+     * without stopping a site that took the parse error for its BEGIN's.
+     */
+    @Test
+    void requestsRunAsOneQueryElsewhereCommitAndFailAlike() throws Exception {
+        ddl("CREATE TABLE oneq(id int PRIMARY KEY)");
+        long before = org.wanrep.exec.WireTxnExecutor.oneQueryRuns();
+        try (Connection c = cluster.connect(0, "preferQueryMode=simple"); Statement st = c.createStatement()) {
+            st.execute("INSERT INTO oneq VALUES (1) -- a trailing comment, no new line");
+            assertThatThrownBy(() -> st.execute("INSERT INTO oneq VALUES (2); INSERT INTO oneq VALUES (1)"))
+                    .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("23505"));
+            assertThatThrownBy(() -> st.execute("INSERT INTO oneq VALUES (3; INSERT INTO oneq VALUES (4)"))
+                    .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("42601"));
+            st.execute("INSERT INTO oneq VALUES (5); INSERT INTO oneq VALUES (6)");
+        }
+        assertThat(atEverySite("SELECT string_agg(id::text, ',' ORDER BY id) FROM oneq")).containsOnly(List.of("1,5,6"));
+        assertThat(org.wanrep.exec.WireTxnExecutor.oneQueryRuns() - before).as("runs as one query at the two other sites").isGreaterThanOrEqualTo(6);
+        for (int i = 0; i < 3; i++) {
+            try (Connection c = cluster.connect(i); Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SHOW wanrep.sites")) {
+                rs.next();
+                assertThat(rs.getString(2)).as("site %s", rs.getString(1)).isEqualTo("serving");
+            }
+        }
+    }
+
     @Test
     void clientEncodingLatin1IsConvertedAlikeEverywhere() throws Exception {
         ddl("CREATE TABLE enc(id int PRIMARY KEY, s text)");
