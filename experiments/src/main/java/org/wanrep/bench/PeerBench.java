@@ -38,7 +38,41 @@ public final class PeerBench {
     public static final List<String> SYSTEMS = List.of("direct", "pgbouncer", "pgpool-II", "wanrep");
 
     /** One pgbench run: tps, failed transactions (pgbench's count), and a note if pgbench stopped early. */
-    public record Run(String workload, String system, double tps, long failed, String note) {}
+    /**
+     * One pgbench run: tps, failed transactions (pgbench's count), a note if pgbench stopped early, and the machine's
+     * busy CPU per committed transaction over the run in microseconds (every process on it: the system under test,
+     * its PostgreSQL servers and pgbench; what makes a ratio on a shared two-core machine), 0 where not measured.
+     */
+    public record Run(String workload, String system, double tps, long failed, String note, long transactions, double cpuMicrosPerTxn,
+                      double switchesPerTxn) {
+        public Run(String workload, String system, double tps, long failed, String note) { this(workload, system, tps, failed, note, 0, 0, 0); }
+
+        Run withCpu(long busyMicros, long switches) {
+            return new Run(workload, system, tps, failed, note, transactions, transactions == 0 ? 0 : (double) busyMicros / transactions,
+                    transactions == 0 ? 0 : (double) switches / transactions);
+        }
+    }
+
+    /** The machine's context switches so far (/proc/stat ctxt), or 0 if unreadable. */
+    static long contextSwitches() {
+        try {
+            for (String l : Files.readAllLines(Path.of("/proc/stat"))) if (l.startsWith("ctxt ")) return Long.parseLong(l.substring(5).trim());
+        } catch (Exception e) {
+            // not Linux
+        }
+        return 0;
+    }
+
+    /** The machine's busy CPU time so far in microseconds (/proc/stat: user, nice, system, irq, softirq), or 0 if unreadable. */
+    static long busyMicros() {
+        try {
+            String[] f = Files.readAllLines(Path.of("/proc/stat")).get(0).trim().split("\\s+");
+            long ticks = Long.parseLong(f[1]) + Long.parseLong(f[2]) + Long.parseLong(f[3]) + Long.parseLong(f[6]) + Long.parseLong(f[7]);
+            return ticks * 10_000;   // USER_HZ is 100 on Linux
+        } catch (Exception e) {
+            return 0;
+        }
+    }
 
     /** {@code everySite}: wanrep's clients are spread over its three sites (the others have one endpoint). */
     private record Workload(String name, List<String> args, boolean everySite) {
@@ -206,7 +240,9 @@ public final class PeerBench {
 
     private Run measure(Workload w, String system, int port) throws Exception {
         if (warmup > 0) measure(w, system, port, warmup);
-        return measure(w, system, port, seconds);
+        long busy = busyMicros(), switches = contextSwitches();
+        Run r = measure(w, system, port, seconds);
+        return r.withCpu(busyMicros() - busy, contextSwitches() - switches);
     }
 
     private Run measure(Workload w, String system, int port, int seconds) throws Exception {
@@ -228,15 +264,16 @@ public final class PeerBench {
                 fs.add(pool.submit(() -> parse(w, "wanrep", run(port, a, seconds + 180))));
             }
             double tps = 0;
-            long failed = 0;
+            long failed = 0, txns = 0;
             List<String> notes = new ArrayList<>();
             for (var f : fs) {
                 Run r = f.get();
                 tps += r.tps();
                 failed += r.failed();
+                txns += r.transactions();
                 if (!r.note().isEmpty()) notes.add(r.note());
             }
-            return new Run(w.name(), "wanrep", tps, failed, String.join("; ", notes));
+            return new Run(w.name(), "wanrep", tps, failed, String.join("; ", notes), txns, 0, 0);
         } finally {
             pool.shutdownNow();
         }
@@ -252,7 +289,9 @@ public final class PeerBench {
             Matcher e = Pattern.compile("(?m)^.*(ERROR|error|aborted).*$").matcher(r.output);
             note = "pgbench exit " + r.exit + (e.find() ? ": " + e.group().strip() : "");
         }
-        return new Run(w.name(), system, tps, failed, note);
+        Matcher n = Pattern.compile("number of transactions actually processed: (\\d+)").matcher(r.output);
+        long txns = n.find() ? Long.parseLong(n.group(1)) : 0;
+        return new Run(w.name(), system, tps, failed, note, txns, 0, 0);
     }
 
     private record Result(int exit, String output) {}
@@ -422,25 +461,26 @@ public final class PeerBench {
     public static String table(List<Run> runs) {
         // per system: tps, (ratio to direct), failed transactions; "!" where pgbench stopped early (see the JSON's note)
         StringBuilder b = new StringBuilder(String.format("%-42s", ""));
-        for (String s : SYSTEMS) b.append(String.format(" %-23s", s));
+        for (String s : SYSTEMS) b.append(String.format(" %-31s", s));
         b.append(String.format("%n%-42s", "workload"));
-        for (int i = 0; i < SYSTEMS.size(); i++) b.append(String.format(" %8s %6s %6s ", "tps", "ratio", "failed"));
+        for (int i = 0; i < SYSTEMS.size(); i++) b.append(String.format(" %8s %6s %6s %7s ", "tps", "ratio", "failed", "cpu/tx"));
         b.append('\n');
         Map<String, List<Run>> byWorkload = new LinkedHashMap<>();
         for (Run r : runs) byWorkload.computeIfAbsent(r.workload(), k -> new ArrayList<>()).add(r);
         byWorkload.forEach((w, rs) -> {
             double direct = rs.stream().filter(r -> r.system().equals("direct")).mapToDouble(Run::tps).findFirst().orElse(Double.NaN);
             b.append(String.format("%-42s", w));
-            for (Run r : rs) b.append(String.format(" %8.0f %6.2f %6d%s", r.tps(), r.tps() / direct, r.failed(), r.note().isEmpty() ? " " : "!"));
+            for (Run r : rs) b.append(String.format(" %8.0f %6.2f %6d %5.0fus%s", r.tps(), r.tps() / direct, r.failed(), r.cpuMicrosPerTxn(), r.note().isEmpty() ? " " : "!"));
             b.append('\n');
         });
         return b.toString();
     }
 
     public static String csv(List<Run> runs) {
-        StringBuilder b = new StringBuilder("workload,system,tps,ratio,failed,note\n");
+        StringBuilder b = new StringBuilder("workload,system,tps,ratio,failed,cpu_us_per_txn,switches_per_txn,note\n");
         for (Run r : runs)
-            b.append(String.format("\"%s\",%s,%.1f,%.3f,%d,\"%s\"%n", r.workload(), r.system(), r.tps(), ratio(runs, r), r.failed(), r.note().replace("\"", "'")));
+            b.append(String.format("\"%s\",%s,%.1f,%.3f,%d,%.0f,%.1f,\"%s\"%n", r.workload(), r.system(), r.tps(), ratio(runs, r), r.failed(), r.cpuMicrosPerTxn(),
+                    r.switchesPerTxn(), r.note().replace("\"", "'")));
         return b.toString();
     }
 
@@ -467,6 +507,8 @@ public final class PeerBench {
             m.put("tps", Math.round(r.tps()));
             m.put("ratio", Math.round(ratio(runs, r) * 1000) / 1000.0);
             m.put("failed", r.failed());
+            m.put("cpu_us_per_txn", Math.round(r.cpuMicrosPerTxn()));
+            m.put("switches_per_txn", Math.round(r.switchesPerTxn() * 10) / 10.0);
             if (!r.note().isEmpty()) m.put("note", r.note());
             list.add(m);
         }
