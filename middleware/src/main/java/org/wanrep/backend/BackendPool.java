@@ -107,8 +107,20 @@ public final class BackendPool implements AutoCloseable {
         }
     }
 
-    private void giveBack(BackendConnection c) {
-        if (lent.remove(c)) permits.release();
+    /**
+     * Ends a loan: {@code c} leaves the lent set before it goes back to the idle connections (where another borrower
+     * may take it at once, and adds it to the set again), and the loan's permit is freed after that. The other way round,
+     * a borrower that took the connection in between had its entry removed by this loan's end, and then never gave its
+     * permit back: the pool shrank by one for good (seen once commits followed the total order and connections came back
+     * on the committing thread).
+     */
+    private void endLoan(BackendConnection c, Runnable giveToPool) {
+        boolean wasLent = lent.remove(c);
+        try {
+            giveToPool.run();
+        } finally {
+            if (wasLent) permits.release();
+        }
     }
 
     /**
@@ -127,25 +139,25 @@ public final class BackendPool implements AutoCloseable {
 
     /** Returns a connection; a broken one, or one left inside a transaction, is closed instead. */
     public void release(BackendConnection c) {
-        try {
-            if (c.isBroken() || c.status() != 'I') pool.invalidateObject(key(c), c);
-            else pool.returnObject(key(c), c);
-        } catch (Exception e) {
-            c.close();
-        } finally {
-            giveBack(c);
-        }
+        endLoan(c, () -> {
+            try {
+                if (c.isBroken() || c.status() != 'I') pool.invalidateObject(key(c), c);
+                else pool.returnObject(key(c), c);
+            } catch (Exception e) {
+                c.close();
+            }
+        });
     }
 
     /** Closes a borrowed connection instead of returning it (its session cannot be trusted). */
     public void discard(BackendConnection c) {
-        try {
-            pool.invalidateObject(key(c), c);
-        } catch (Exception e) {
-            c.close();
-        } finally {
-            giveBack(c);
-        }
+        endLoan(c, () -> {
+            try {
+                pool.invalidateObject(key(c), c);
+            } catch (Exception e) {
+                c.close();
+            }
+        });
     }
 
     private static String key(String database, String role) { return role == null ? database : database + '\0' + role; }
