@@ -427,6 +427,16 @@ public final class TotalOrderCore {
         return Math.max(now, ackDue());
     }
 
+    /**
+     * When acknowledgement pacing next lets an ACK go ({@code ackIntervalMs} after the last one), or
+     * {@code Long.MAX_VALUE} outside an installed epoch: the {@link #nextDeadline} a step that brings news sets
+     * while the pacing holds the ACK back. A driver that wakes then anyway (a tick with nothing due does
+     * nothing) need not be woken by such a step. Pure.
+     */
+    public long ackPacingEnd() {
+        return mode != Mode.NORMAL ? Long.MAX_VALUE : lastAckAt + cfg.ackIntervalMs();
+    }
+
     private void collectGarbage() {
         long stable = stableThrough();
         long limit = Math.min(nextDeliver, stable + 1);

@@ -47,7 +47,9 @@ import java.util.function.Consumer;
  * message, a bundle ({@link Codec#bundle}, in queue order, up to {@link #MAX_BUNDLE_BYTES}); unicasts (flush
  * traffic to one member) go alone. A receiver feeds all messages of a bundle, or of a JGroups batch, to the
  * core under one lock acquisition and runs the core's post-step once. So the sequencer's own DATA goes out
- * with its ORDER, and a burst of multicasts costs one trip through the JGroups stack.
+ * with its ORDER, and a burst of multicasts costs one trip through the JGroups stack. The sender thread writes
+ * to the connections itself ({@link DirectSendBundler}); received messages reach {@link #receive} from the
+ * WAN emulation's lane threads ({@link WanDelayPolicy}), or JGroups' pool without a latency matrix.
  */
 public final class JGroupsGcs implements Gcs, Receiver {
     private static final Logger LOG = LoggerFactory.getLogger(JGroupsGcs.class);
@@ -118,6 +120,7 @@ public final class JGroupsGcs implements Gcs, Receiver {
 
     /** Sends what the core queued: everything queued at the moment in one go, the multicasts bundled. */
     private void sendLoop() {
+        DirectSendBundler.sendDirectly();   // this thread may block in a send: it writes to the connections itself
         List<List<Outgoing>> steps = new ArrayList<>();
         List<Outgoing> batch = new ArrayList<>();
         while (!closed) {
@@ -244,7 +247,9 @@ public final class JGroupsGcs implements Gcs, Receiver {
      * Ticks the core at its deadlines: sleeps until {@link #tickAt}, which the tick itself sets to the core's
      * {@link TotalOrderCore#nextDeadline} (at most {@link #MAX_TICK_SLEEP_MS} ahead) and every other step lowers
      * when it brings the deadline forward (unparking this thread). An idle member so wakes for its heartbeats
-     * and the safety net only.
+     * and the safety net only. The tick also wakes when ACK pacing next lets an ACK go
+     * ({@link TotalOrderCore#ackPacingEnd}), whether news has come by then or not: the step that brings the news
+     * then sets no earlier deadline and needs no unpark (under load, one wake-up per paced ACK instead of two).
      */
     private void tickLoop() {
         while (!closed) {
@@ -285,10 +290,17 @@ public final class JGroupsGcs implements Gcs, Receiver {
         leaseUntil = core.leaseExpiry();
         long t = now();
         // a deadline the last tick left due (it cannot: the tick acted on it) would make the ticker spin: 1 ms later then
-        long d = Math.max(core.nextDeadline(t), t + (Thread.currentThread() == ticker ? 1 : 0));
+        boolean onTicker = Thread.currentThread() == ticker;
+        long d = Math.max(core.nextDeadline(t), t + (onTicker ? 1 : 0));
+        if (onTicker) {
+            // the ticker also wakes when pacing next lets an ACK go: a step that brings news then sets that
+            // very deadline and need not wake it (one hand-off fewer per paced ACK; a tick with nothing due does nothing)
+            long p = core.ackPacingEnd();
+            if (p > t && p < d) d = p;
+        }
         if (d < tickAt) {
             tickAt = d;
-            if (Thread.currentThread() != ticker) java.util.concurrent.locks.LockSupport.unpark(ticker);
+            if (!onTicker) java.util.concurrent.locks.LockSupport.unpark(ticker);
         }
     }
 

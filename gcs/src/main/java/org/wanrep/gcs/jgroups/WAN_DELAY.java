@@ -1,6 +1,5 @@
 package org.wanrep.gcs.jgroups;
 
-import org.jgroups.Address;
 import org.jgroups.Header;
 import org.jgroups.Message;
 import org.jgroups.annotations.MBean;
@@ -11,19 +10,18 @@ import org.wanrep.gcs.wan.LatencyMatrix;
 
 import java.io.DataInput;
 import java.io.DataOutput;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
 
 /**
  * WAN emulation, directly above the transport: every received message is held for the one-way
  * delay of its link, matrix[site(sender)][site(self)], plus optional uniform jitter, keeping each
- * link FIFO (one lane per sender and OOB flag, each drained by its own virtual thread). The sender
- * stamps its site index in a 2-byte header on the way down. Without a matrix, or on a zero-delay
- * link, messages pass straight through.
+ * link FIFO. The sender stamps its site index in a 2-byte header on the way down. The holding is
+ * done below, by the transport's message processing policy ({@link WanDelayPolicy}: one lane per
+ * sender and OOB flag, fed by the thread that read the message off the connection, drained at the
+ * due times by the lane's thread, whatever is due as one batch), which reads the matrix, site and
+ * jitter configured here. Without a matrix, or on a zero-delay link, messages pass straight through.
+ * Fault injection ({@link #partitionFrom}) drops here, as messages come up at their due time.
  */
 @MBean(description = "Per-link WAN delay from a latency matrix")
 public class WAN_DELAY extends Protocol {
@@ -38,7 +36,6 @@ public class WAN_DELAY extends Protocol {
     private volatile LatencyMatrix matrix;
     private volatile int self = -1;
     private volatile double jitterMs;
-    private final Map<Object, Lane> lanes = new ConcurrentHashMap<>();
 
     /** Sets the matrix and this member's site before the channel connects. */
     public WAN_DELAY configure(LatencyMatrix matrix, String site, double jitterMs) {
@@ -52,7 +49,9 @@ public class WAN_DELAY extends Protocol {
      * Fault injection: the sites whose traffic this member drops on receipt, as a network partition
      * would (TCP connections stay up, so only the failure detector's timeout notices). Dropping on
      * receipt only, by the receiver's current state, lets retransmissions through once the partition
-     * heals: the reliable streams below the total order then recover, as after a real partition.
+     * heals: the reliable streams below the total order then recover, as after a real partition. A
+     * message is dropped when it comes out of the emulated link (at its due time): what was on the
+     * wire when the partition started is lost with it.
      */
     private volatile java.util.Set<String> partitionedFrom = java.util.Set.of();
 
@@ -76,7 +75,8 @@ public class WAN_DELAY extends Protocol {
         return cut.contains(slash < 0 ? name : name.substring(0, slash));
     }
 
-    private long delayNanos(Message msg) {
+    /** How long the link from this message's sender to this member holds it (0: no matrix, no site header, or a zero-delay link without jitter). */
+    long delayNanos(Message msg) {
         if (self < 0) return 0;
         SiteHeader h = msg.getHeader(PROTOCOL_ID);
         if (h == null) return 0;
@@ -86,72 +86,23 @@ public class WAN_DELAY extends Protocol {
         return (long) (ms * 1_000_000);
     }
 
+    /** Checks that the transport delays what arrives (the policy does, this protocol only stamps and drops). */
+    @Override public void start() throws Exception {
+        super.start();
+        if (matrix != null && !(getTransport().msgProcessingPolicy() instanceof WanDelayPolicy))
+            throw new IllegalStateException("WAN_DELAY with a latency matrix needs the transport's message_processing_policy="
+                    + WanDelayPolicy.class.getName() + ", which holds received messages for their link's delay");
+    }
+
+    /** Reaches this protocol at its due time (the transport's {@link WanDelayPolicy} held it): only a cut-off site's traffic stops here. */
     @Override public Object up(Message msg) {
         if (dropped(msg)) return null;
-        long d = delayNanos(msg);
-        if (d <= 0) return up_prot.up(msg);
-        lane(msg.getSrc(), msg.isFlagSet(Message.Flag.OOB)).add(msg, d);
-        return null;
+        return up_prot.up(msg);
     }
 
     @Override public void up(MessageBatch batch) {
         batch.removeIf(this::dropped, true);   // every message of a cut-off sender (false would remove the first only)
-        if (self < 0 || batch.size() == 0) { if (batch.size() > 0) up_prot.up(batch); return; }
-        // the first message that is there: a batch may hold empty slots, which FastArray's iterator
-        // skips in hasNext() but not in a bare next()
-        Message first = null;
-        for (Message m : batch) { first = m; break; }
-        if (first == null || delayNanos(first) <= 0) { up_prot.up(batch); return; }
-        // the transport reuses the batch: take the messages out, each goes through its lane
-        for (Message m : batch) lane(batch.sender(), m.isFlagSet(Message.Flag.OOB)).add(m, delayNanos(m));
-        batch.removeIf(m -> true, true);
-    }
-
-    private Lane lane(Address sender, boolean oob) {
-        return lanes.computeIfAbsent(new LaneKey(sender, oob), k -> new Lane(k.toString()));
-    }
-
-    @Override public void stop() {
-        for (Lane l : lanes.values()) l.thread.interrupt();
-        lanes.clear();
-        super.stop();
-    }
-
-    private record LaneKey(Address sender, boolean oob) {}
-    private record Timed(long due, Message msg) {}
-
-    private final class Lane {
-        final LinkedBlockingQueue<Timed> queue = new LinkedBlockingQueue<>();
-        final Thread thread;
-        long lastDue;   // guarded by this
-
-        Lane(String name) {
-            thread = Thread.ofVirtual().name("wan-delay-" + name).start(this::drain);
-        }
-
-        synchronized void add(Message m, long delay) {
-            long due = Math.max(lastDue, System.nanoTime() + delay);
-            lastDue = due;
-            queue.add(new Timed(due, m));
-        }
-
-        void drain() {
-            try {
-                while (true) {
-                    Timed t = queue.take();
-                    long wait;
-                    while ((wait = t.due - System.nanoTime()) > 0) LockSupport.parkNanos(wait);
-                    if (Thread.interrupted()) return;
-                    try {
-                        up_prot.up(t.msg);
-                    } catch (Throwable e) {
-                        log.error("%s: delivering a delayed message failed: %s", local_addr, e);
-                    }
-                }
-            } catch (InterruptedException e) {
-                // stopping
-            }
-        }
+        if (batch.size() > 0) up_prot.up(batch);
     }
 
     /** The sender's site, as its index in the latency matrix. */

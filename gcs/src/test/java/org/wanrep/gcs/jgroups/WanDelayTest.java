@@ -1,44 +1,250 @@
 package org.wanrep.gcs.jgroups;
 
 import org.jgroups.Address;
+import org.jgroups.JChannel;
 import org.jgroups.Message;
 import org.jgroups.ObjectMessage;
+import org.jgroups.Receiver;
+import org.jgroups.protocols.TCP;
 import org.jgroups.stack.Protocol;
 import org.jgroups.util.MessageBatch;
 import org.jgroups.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.wanrep.gcs.wan.LatencyMatrix;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 class WanDelayTest {
-    @Test void aBatchWhoseFirstSlotIsEmptyIsDelayedNotDropped() throws Exception {
-        LatencyMatrix na4 = LatencyMatrix.load("na4");
-        WAN_DELAY montreal = new WAN_DELAY().configure(na4, "montreal", 0), boston = new WAN_DELAY().configure(na4, "boston", 0);
-        List<Message> up = new CopyOnWriteArrayList<>();
-        boston.setUpProtocol(new Protocol() {
-            @Override public Object up(Message msg) { up.add(msg); return null; }
-            @Override public void up(MessageBatch batch) { for (Message m : batch) up.add(m); }
-        });
+    /** Records what comes up, with the time and the batch it came in. */
+    private static final class Up extends Protocol {
+        final List<String> names = new CopyOnWriteArrayList<>();
+        final List<Long> at = new CopyOnWriteArrayList<>();
+        final List<Integer> batches = new CopyOnWriteArrayList<>();
+        volatile CountDownLatch holdRegular;   // while set, a regular message blocks the thread that passes it up
+
+        @Override public Object up(Message msg) { record(msg); return null; }
+        @Override public void up(MessageBatch batch) {
+            batches.add(batch.size());
+            for (Message m : batch) record(m);
+        }
+        private void record(Message m) {
+            names.add(m.getObject());
+            at.add(System.nanoTime());
+            CountDownLatch h = holdRegular;
+            if (h != null && !m.isFlagSet(Message.Flag.OOB)) {
+                try { h.await(); } catch (InterruptedException e) { Thread.currentThread().interrupt(); }
+            }
+        }
+        void await(int n) {
+            for (long end = System.nanoTime() + 5_000_000_000L; names.size() < n && System.nanoTime() < end; ) Thread.onSpinWait();
+            assertThat(names).hasSizeGreaterThanOrEqualTo(n);
+        }
+    }
+
+    private static final LatencyMatrix NA4 = LatencyMatrix.load("na4");
+    private static final long MONTREAL_BOSTON = 8_000_000;   // ns, na4
+
+    /** Boston's transport policy over a bare transport whose stack above is {@code up}. */
+    private static WanDelayPolicy bostonPolicy(Protocol up, double jitterMs) {
+        TCP tp = new TCP();
+        tp.setUpProtocol(up);
+        WanDelayPolicy p = new WanDelayPolicy();
+        p.init(tp);
+        return p.wan(new WAN_DELAY().configure(NA4, "boston", jitterMs));
+    }
+
+    /** A message as montreal sends it: its site stamped by montreal's WAN_DELAY. */
+    private static Message fromMontreal(Address sender, String name, boolean oob) {
+        WAN_DELAY montreal = new WAN_DELAY().configure(NA4, "montreal", 0);
         montreal.setDownProtocol(new Protocol() {
             @Override public Object down(Message msg) { return null; }
         });
-        Address sender = UUID.randomUUID();
-        Message gone = new ObjectMessage(null, "gone").setSrc(sender), kept = new ObjectMessage(null, "kept").setSrc(sender);
-        montreal.down(gone);
-        montreal.down(kept);   // stamps the sender's site
-        MessageBatch batch = new MessageBatch(4).sender(sender).add(gone).add(kept);
-        batch.removeIf(m -> m == gone, true);   // a lower layer took the first one: its slot is left empty
-        assertThat(batch.size()).isEqualTo(1);
-
-        boston.up(batch);
-        for (long end = System.nanoTime() + 2_000_000_000L; up.isEmpty() && System.nanoTime() < end; ) Thread.onSpinWait();
-        assertThat((String) up.get(0).getObject()).isEqualTo("kept");
-        boston.stop();
+        Message m = new ObjectMessage(null, name).setSrc(sender);
+        if (oob) m.setFlag(Message.Flag.OOB);
+        montreal.down(m);
+        return m;
     }
+
+    @Test void aBatchWhoseFirstSlotIsEmptyIsDelayedNotDropped() {
+        Up up = new Up();
+        WanDelayPolicy boston = bostonPolicy(up, 0);
+        try {
+            Address sender = UUID.randomUUID();
+            Message gone = fromMontreal(sender, "gone", false), kept = fromMontreal(sender, "kept", false);
+            MessageBatch batch = new MessageBatch(4).sender(sender).add(gone).add(kept);
+            batch.removeIf(m -> m == gone, true);   // a lower layer took the first one: its slot is left empty
+            assertThat(batch.size()).isEqualTo(1);
+            long t0 = System.nanoTime();
+            assertThat(boston.process(batch, false)).isTrue();
+            up.await(1);
+            assertThat(up.names).containsExactly("kept");
+            assertThat(up.at.get(0) - t0).isGreaterThanOrEqualTo(MONTREAL_BOSTON);
+        } finally {
+            boston.destroy();
+        }
+    }
+
+    /**
+     * A link stays FIFO under jitter, and no message comes up before its arrival plus the link's delay: the
+     * delay is the experiments' independent variable.
+     */
+    @Test void aLinkIsFifoAndNeverEarlyUnderJitter() throws Exception {
+        Up up = new Up();
+        WanDelayPolicy boston = bostonPolicy(up, 6);
+        try {
+            Address sender = UUID.randomUUID();
+            List<String> sent = new ArrayList<>();
+            List<Long> arrived = new ArrayList<>();
+            for (int i = 0; i < 300; i++) {
+                if (i % 50 == 10) {   // now and then a JGroups batch
+                    MessageBatch b = new MessageBatch(4).sender(sender).multicast(true);
+                    for (int j = 0; j < 4; j++) { String n = i + "." + j; b.add(fromMontreal(sender, n, false)); sent.add(n); }
+                    arrived.add(System.nanoTime()); arrived.add(arrived.getLast()); arrived.add(arrived.getLast()); arrived.add(arrived.getLast());
+                    boston.process(b, false);
+                } else {
+                    Message m = fromMontreal(sender, String.valueOf(i), false);
+                    sent.add(String.valueOf(i));
+                    arrived.add(System.nanoTime());
+                    boston.process(m, false);
+                }
+                if (i % 7 == 0) Thread.sleep(0, 300_000);
+            }
+            up.await(sent.size());
+            assertThat(up.names).containsExactlyElementsOf(sent);
+            for (int i = 0; i < sent.size(); i++)
+                assertThat(up.at.get(i) - arrived.get(i)).as("%s came up after %d us", sent.get(i), (up.at.get(i) - arrived.get(i)) / 1000)
+                        .isGreaterThanOrEqualTo(MONTREAL_BOSTON);
+            assertThat(up.batches.stream().mapToInt(Integer::intValue).max().orElse(0)).as("several due at once leave together").isGreaterThan(1);
+        } finally {
+            boston.destroy();
+        }
+    }
+
+    /** A batch that arrived together is due together and comes up as one batch, in order. */
+    @Test void aBatchComesUpWhole() {
+        Up up = new Up();
+        WanDelayPolicy boston = bostonPolicy(up, 0);
+        try {
+            Address sender = UUID.randomUUID();
+            MessageBatch b = new MessageBatch(16).sender(sender).multicast(true);
+            for (int i = 0; i < 10; i++) b.add(fromMontreal(sender, "m" + i, false));
+            boston.process(b, false);
+            up.await(10);
+            assertThat(up.batches).containsExactly(10);
+            assertThat(up.names).containsExactly("m0", "m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8", "m9");
+        } finally {
+            boston.destroy();
+        }
+    }
+
+    /**
+     * OOB messages (credits, heartbeats, retransmission requests) have a lane of their own: one never waits
+     * behind a regular message whose processing blocks, or flow control and failure detection could deadlock.
+     */
+    @Test void anOobMessageDoesNotWaitBehindABlockedRegularOne() {
+        Up up = new Up();
+        up.holdRegular = new CountDownLatch(1);
+        WanDelayPolicy boston = bostonPolicy(up, 0);
+        try {
+            Address sender = UUID.randomUUID();
+            boston.process(fromMontreal(sender, "regular", false), false);
+            up.await(1);                                   // its lane's thread is now stuck above
+            boston.process(fromMontreal(sender, "oob", true), true);
+            up.await(2);
+            assertThat(up.names).containsExactly("regular", "oob");
+        } finally {
+            up.holdRegular.countDown();
+            boston.destroy();
+        }
+    }
+
+    /** Two channels on the project's stack (montreal, boston on na4); boston records what it receives, when, and how many batches of several. */
+    private static final class TwoSites implements AutoCloseable {
+        final List<JChannel> chs = new ArrayList<>();
+        final List<String> got = new CopyOnWriteArrayList<>();
+        final List<Long> gotAt = new CopyOnWriteArrayList<>();
+        final java.util.concurrent.atomic.AtomicInteger batches = new java.util.concurrent.atomic.AtomicInteger();
+
+        TwoSites() throws Exception {
+            LatencyMatrix m = NA4.first(2);
+            List<Integer> ports = GcsSettings.freePorts(2);
+            String cluster = "wan-delay-" + System.nanoTime();
+            for (String site : m.sites()) {
+                GcsSettings s = GcsSettings.loopback(cluster, site, m.sites(), ports, m);
+                JChannel ch = new JChannel(new java.io.ByteArrayInputStream(StackXml.build(s).getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+                ch.name(site + "/1");
+                ((WAN_DELAY) ch.getProtocolStack().findProtocol(WAN_DELAY.class)).configure(m, site, 0);
+                if (site.equals("boston")) ch.setReceiver(new Receiver() {
+                    @Override public void receive(Message msg) { got.add(msg.getObject()); gotAt.add(System.nanoTime()); }
+                    @Override public void receive(MessageBatch batch) {
+                        if (batch.size() > 1) batches.incrementAndGet();
+                        for (Message msg : batch) receive(msg);
+                    }
+                });
+                chs.add(ch);
+                ch.connect(cluster);
+            }
+            for (long end = System.nanoTime() + 20_000_000_000L; chs.get(1).getView().size() < 2 && System.nanoTime() < end; ) Thread.sleep(10);
+            assertThat(chs.get(1).getView().size()).isEqualTo(2);
+        }
+
+        JChannel montreal() { return chs.get(0); }
+        WAN_DELAY bostonWan() { return chs.get(1).getProtocolStack().findProtocol(WAN_DELAY.class); }
+
+        void awaitGot(int n) throws InterruptedException {
+            for (long end = System.nanoTime() + 10_000_000_000L; got.size() < n && System.nanoTime() < end; ) Thread.sleep(5);
+        }
+
+        @Override public void close() {
+            for (int i = chs.size() - 1; i >= 0; i--) chs.get(i).close();
+        }
+    }
+
+    /** Over real connections and the project's stack: a burst from montreal reaches boston in order, not before 8 ms, in batches. */
+    @Test void aBurstOverTheRealStackIsFifoAndNeverEarly() throws Exception {
+        try (TwoSites t = new TwoSites()) {
+            List<String> sent = new ArrayList<>();
+            List<Long> sentAt = new ArrayList<>();
+            for (int i = 0; i < 500; i++) {
+                sent.add("m" + i);
+                sentAt.add(System.nanoTime());
+                t.montreal().send(new ObjectMessage(null, "m" + i));
+            }
+            t.awaitGot(sent.size());
+            assertThat(t.got).containsExactlyElementsOf(sent);
+            for (int i = 0; i < sent.size(); i++) assertThat(t.gotAt.get(i) - sentAt.get(i)).isGreaterThanOrEqualTo(MONTREAL_BOSTON);
+            assertThat(t.batches.get()).as("due together, up together").isGreaterThan(0);
+        }
+    }
+
+    /**
+     * Fault injection over the real stack: while boston is cut off from montreal nothing of montreal's arrives
+     * (what was on the emulated wire at the cut is lost too); after the heal, NAKACK2's retransmissions make
+     * the stream whole, in order.
+     */
+    @Test void aPartitionDropsAndTheHealRecoversByRetransmission() throws Exception {
+        try (TwoSites t = new TwoSites()) {
+            t.montreal().send(new ObjectMessage(null, "before"));
+            t.awaitGot(1);
+            t.bostonWan().partitionFrom(java.util.Set.of("montreal"));
+            for (int i = 0; i < 20; i++) t.montreal().send(new ObjectMessage(null, "cut" + i));
+            Thread.sleep(300);
+            assertThat(t.got).containsExactly("before");
+            t.bostonWan().partitionFrom(java.util.Set.of());
+            t.montreal().send(new ObjectMessage(null, "after"));
+            t.awaitGot(22);
+            List<String> expected = new ArrayList<>(List.of("before"));
+            for (int i = 0; i < 20; i++) expected.add("cut" + i);
+            expected.add("after");
+            assertThat(t.got).containsExactlyElementsOf(expected);
+        }
+    }
+
     /**
      * A cut-off site's messages are all dropped, in a batch too (the fault injection removed only a batch's
      * first one: heartbeats came through, the failure detector never suspected the cut-off site, and a
