@@ -113,7 +113,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
         public void runUntil(java.util.concurrent.CompletableFuture<?> done) throws InterruptedException {
             done.whenComplete((x, e) -> tasks.offer(DONE));
             try {
-                for (Runnable r; (r = tasks.take()) != DONE; ) r.run();
+                for (Runnable r; (r = tasks.take()) != DONE; ) runHere(r);
             } finally {
                 // the transaction may still dispatch (a future completed early: site stopping, not ordered);
                 // what came before closing runs here, what comes after on the pool: nothing is left unrun
@@ -131,6 +131,9 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
             return !closed && tasks.offer(r);
         }
 
+        /** Whether the client thread stopped taking steps (its backend may then be in use by the pool's threads). */
+        synchronized boolean closed() { return closed; }
+
         /** The replies to the client's messages from the last attempt (without ours: BEGIN, COMMIT...). */
         public List<WireMessage> replies() { return replies; }
 
@@ -143,7 +146,38 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
 
     /** Runs a blocking step of {@code w}: on the origin client's own thread when it waits for it, else on a pool thread. */
     private void dispatch(Work w, Runnable r) {
-        if (!(w instanceof OriginWork o && !o.pooled && o.offer(r))) threads.execute(r);
+        if (!(w instanceof OriginWork o && !o.pooled && o.offer(r))) threads.execute(() -> runHere(r));
+    }
+
+    /** Steps left to this thread by the step it runs (see {@link #commitNext}); null outside a step. */
+    private static final ThreadLocal<java.util.ArrayDeque<Runnable>> LATER = new ThreadLocal<>();
+
+    /** Runs a step, then the steps it left to this thread, outside whatever monitor the step took. */
+    static void runHere(Runnable r) {
+        if (LATER.get() != null) {   // within a step already: the outer call runs what this one leaves
+            r.run();
+            return;
+        }
+        java.util.ArrayDeque<Runnable> later = new java.util.ArrayDeque<>();
+        LATER.set(later);
+        try {
+            r.run();
+            for (Runnable n; (n = later.poll()) != null; ) n.run();
+        } finally {
+            LATER.remove();
+        }
+    }
+
+    /**
+     * A COMMIT whose turn came while this thread ended the transaction before it (commits follow the total order): run
+     * here once the present step is over, instead of waking the transaction's own thread. Under load the next
+     * transactions are mostly done executing and only wait for their turn, so one thread then commits them one after
+     * the other; a thread switch per commit made each turn cost a scheduling delay.
+     */
+    private void commitNext(Work w, Runnable commit) {
+        java.util.ArrayDeque<Runnable> later = LATER.get();
+        if (later != null && !(w instanceof OriginWork o && !o.pooled && o.closed())) later.add(commit);
+        else dispatch(w, commit);
     }
 
     private static Work work(Txn t) {
@@ -272,7 +306,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
             // itself, before the block's own setting lifts it, and the request would then commit on its own here.
             boolean pipelined = commit && !onClientBackend;
             List<WireMessage> requested = w.messages != null ? w.messages : r.messages();
-            if (pipelined && !t.ships() && !w.keepReplies && r.kind() == TxnRequest.Kind.AUTOCOMMIT
+            if (pipelined && t.commitsWithRequest() && !t.ships() && !w.keepReplies && r.kind() == TxnRequest.Kind.AUTOCOMMIT
                     && requested.size() == 1 && requested.get(0).kind() == 'Q' && sessionAsShipped(r, resetValues)) {
                 commitSent = true;   // from the send on, a broken connection leaves the outcome unknown
                 Outcome o = runAsOneQuery(t, w, beginStatements, requested.get(0).queryText());
@@ -300,7 +334,8 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
             int requestReadies = 0;
             for (WireMessage m : ms) if (m.kind() == 'Q' || m.kind() == 'S') requestReadies++;
             boolean check = t.ships() && requestReadies > 0;
-            boolean fuse = commit && requestReadies > 0;
+            // COMMIT goes with the request only in the transaction's turn (commits follow the total order)
+            boolean fuse = commit && t.commitsWithRequest() && requestReadies > 0;
             for (WireMessage m : ms) w.conn.send(m);
             if (check) w.conn.send(WireMessage.query(WriteSetSql.checkAndSequences(r.tables())));
             if (fuse) w.conn.send(WireMessage.query("COMMIT"));
@@ -658,7 +693,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
             done.completed(e == null ? Outcome.OK : TxnExecutor.transientState(e.sqlState()) ? Outcome.RETRY : Outcome.ERROR);
             return;
         }
-        dispatch(w, () -> {
+        commitNext(w, () -> {
             try {
                 settleCancel(w);
                 String record = t.recordSql();

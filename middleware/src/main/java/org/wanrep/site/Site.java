@@ -179,6 +179,7 @@ public final class Site implements AutoCloseable {
             executor.onCapturedDatabase(channel::capture);
         }
         ReplicationEngine engine = new ReplicationEngine(name, delivery(c), executor, policy, channel != null ? channel : WriteSetIo.NONE);
+        engine.replicaConnections(c.getInt("pool.size"));   // commits in order: one connection is always left for the next to commit
         // request numbers of an earlier incarnation of this site may still be known to the others
         engine.startIdsAt(System.currentTimeMillis() * 1000);
         // write-set policies record no position: a restart under agreed delivery must still know its replica took part in a history

@@ -80,6 +80,40 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     private volatile long lastGsn;
     /** GSNs ordered here whose transaction has not finished (monitor): the lowest bounds the low-water mark. */
     private final java.util.TreeSet<Long> unfinished = new java.util.TreeSet<>();
+    /** The transactions of {@link #unfinished}, by GSN: the lowest is the one whose turn it is to commit. */
+    private final Map<Long, Txn> unfinishedTxns = new HashMap<>();
+    /** The executor's replica connections (its pool): at most this many transactions hold one at a time. */
+    private int replicaConnections = Integer.MAX_VALUE;
+    /** Transactions that hold one of the executor's replica connections, from their first run to their end. */
+    private int connectionsInUse;
+    /** Granted transactions waiting for a connection to be left for them (see {@link #run}), in the order they came. */
+    private final java.util.LinkedHashSet<Txn> waitingForConnection = new java.util.LinkedHashSet<>();
+
+    /**
+     * The number of replica connections the executor has for transactions other sites originated (pool.size). Commits
+     * follow the total order, so a transaction that executed keeps its connection until its turn: no more than this
+     * many may run at once, one of them always left for the transaction whose turn it is.
+     */
+    public synchronized void replicaConnections(int n) {
+        if (n < 1) throw new IllegalArgumentException("the executor needs at least one replica connection, not " + n);
+        replicaConnections = n;
+    }
+
+    /** Whether the executor runs {@code t} on one of its replica connections (the origin's own update runs on its client's backend). */
+    private static boolean usesReplicaConnection(Txn t) {
+        return !(t.origin && t.request.kind() == TxnRequest.Kind.AUTOCOMMIT);
+    }
+
+    /** A connection was left free: the transaction whose turn it is runs first, then the others in the order they came. */
+    private void runWaitingForConnection() {
+        if (waitingForConnection.isEmpty()) return;
+        for (Txn t : new ArrayList<>(waitingForConnection)) {
+            if (connectionsInUse >= replicaConnections - 1 && !(t.fin && inTurn(t))) continue;
+            waitingForConnection.remove(t);
+            if (t.state == Txn.State.WAITING && txns.get(t.request.id()) == t && locks.isGranted(t.request.id())
+                    && revokedRollingBack.isEmpty() && !grantsHeld.contains(t.request.id())) run(t);
+        }
+    }
     /** The last GSN ordered, as the monitor's holders see it (lastGsn moves before the monitor is taken). */
     private long orderedUpTo;
     /** Whether each transaction records its GSN in the replica (see {@link #recover}). */
@@ -530,6 +564,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         if (d.commit()) {
             certifiedCommits.incrementAndGet();
             unfinished.add(gsn);
+            unfinishedTxns.put(gsn, t);
             // a block this site prepared before it restarted: COMMIT PREPARED in its turn; else what the other sites replay
             t.work = left != null ? r.committingPrepared(left.gid(), left.database()) : r.asStatementLog();
             t.resolvesPrepared = left != null;
@@ -793,6 +828,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
                     Txn t = newTxn(r, m.sender());
                     t.gsn = gsn;
                     unfinished.add(gsn);
+                    unfinishedTxns.put(gsn, t);
                     t.fin = true;
                     t.phases.finalDelivered = System.nanoTime();
                     locks.enqueueFinal(r.id(), TableSet.allTables());
@@ -815,6 +851,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             t = newTxn(r, sender);
             t.gsn = gsn;
             unfinished.add(gsn);
+            unfinishedTxns.put(gsn, t);
             t.deliveryMembers = view.members();
             t.deliveryPolicy = policy;
             t.fin = true;
@@ -824,13 +861,14 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             t.abandoned = false;   // ordered after all (it may still be rolling back: then it runs again)
             t.gsn = gsn;
             unfinished.add(gsn);
+            unfinishedTxns.put(gsn, t);
             t.deliveryMembers = view.members();
             t.deliveryPolicy = policy;
             t.fin = true;
             t.phases.finalDelivered = System.nanoTime();
             locks.makeFinal(r.id());
             if (roleChangedAtFinal(t)) return;
-            if (t.state == Txn.State.EXECUTED) commit(t);
+            if (t.state == Txn.State.EXECUTED) { if (inTurn(t)) commit(t); }
             else if (t.state == Txn.State.AWAITING_WRITE_SET) tryApply(t);
             else if (t.state == Txn.State.WAITING && locks.isGranted(r.id()) && revokedRollingBack.isEmpty()
                     && !grantsHeld.contains(r.id())) run(t);   // held back while this site was outside the primary component
@@ -1406,9 +1444,13 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             return;
         }
         if (t.request.kind() == TxnRequest.Kind.CERTIFY && t.origin) {
-            // certified, and everything ordered before it that conflicts with its locks is done: the origin commits
-            // its prepared transaction now and calls blockCommitted()
+            // certified, and everything ordered before it is done here: the origin commits its prepared transaction now
+            // and calls blockCommitted()
             if (t.state != Txn.State.WAITING) return;
+            if (!inTurn(t)) {   // its locks are free, but commits follow the order (inTurn)
+                t.grantedAwaitingTurn = true;
+                return;
+            }
             t.state = Txn.State.COMMITTING;
             CompletableFuture<Txn> f = waiting.remove(t.request.id());
             if (f != null) f.complete(t);
@@ -1481,9 +1523,21 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
                 return;
             }
         }
+        if (!t.holdsConnection && usesReplicaConnection(t)) {
+            // every transaction but the one whose turn it is leaves a connection free for it: that one must always be
+            // able to run, since those ordered after it hold theirs until they commit, after it
+            if (connectionsInUse >= replicaConnections - 1 && !(t.fin && inTurn(t))) {
+                t.state = Txn.State.WAITING;
+                waitingForConnection.add(t);
+                return;
+            }
+            t.holdsConnection = true;
+            connectionsInUse++;
+        }
         t.state = Txn.State.RUNNING;
         t.attempts++;
         t.recordSql = t.fin ? positionSql(t) : null;   // with a final delivery it runs right after BEGIN
+        t.commitWithRequest = t.fin && inTurn(t);
         executor.execute(t, t.fin, o -> executed(t, o));   // t.fin read under the monitor: see TxnExecutor
     }
 
@@ -1496,7 +1550,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
 
     /** Applies the write set once the transaction is granted, final, and its write set is here. */
     private void tryApply(Txn t) {
-        if (t.state != Txn.State.AWAITING_WRITE_SET || !t.fin) return;
+        if (t.state != Txn.State.AWAITING_WRITE_SET || !t.fin || !inTurn(t)) return;   // applying commits: in its turn
         WriteSetMessage w = writeSets.get(t.request.id());
         if (w != null) applyWriteSet(t, w);
     }
@@ -1555,7 +1609,36 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         // an ERROR is deterministic: every site refuses alike. Its replies (the error) are
         // buffered; COMMIT of the failed block then ends it as PostgreSQL does, as a rollback.
         t.state = Txn.State.EXECUTED;
-        if (t.fin) commit(t);
+        if (t.fin && inTurn(t)) commit(t);   // else when its turn comes (nextInTurn)
+    }
+
+    /**
+     * Whether every transaction ordered before {@code t} that runs here has finished here: then {@code t} may commit.
+     * Commits at every site follow the total order, so that every committed state of every replica is a prefix of the
+     * order: a read-only transaction, run on a snapshot at any site, sees a prefix, and readers at two sites never see
+     * two updates in opposite orders (which no serial order could explain: a "long fork"). Non-conflicting
+     * transactions still execute side by side; only their COMMITs wait for their turn.
+     */
+    private boolean inTurn(Txn t) {
+        return t.gsn > 0 && (unfinished.isEmpty() || unfinished.first() >= t.gsn);
+    }
+
+    /** The lowest unfinished transaction's turn has come: it commits (or applies, or its origin commits) if it is ready to. */
+    private void nextInTurn() {
+        if (unfinished.isEmpty()) return;
+        Txn n = unfinishedTxns.get(unfinished.first());
+        if (n == null) return;
+        switch (n.state) {
+            case EXECUTED -> { if (n.fin) commit(n); }
+            case AWAITING_WRITE_SET -> tryApply(n);
+            case WAITING -> {
+                if (n.grantedAwaitingTurn) {
+                    n.grantedAwaitingTurn = false;
+                    granted(n.request.id());
+                } else if (waitingForConnection.contains(n)) runWaitingForConnection();
+            }
+            default -> { }
+        }
     }
 
     private void commit(Txn t) {
@@ -1606,18 +1689,28 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
 
     private void finish(Txn t) {
         RequestId id = t.request.id();
+        waitingForConnection.remove(t);
+        if (t.holdsConnection) {
+            t.holdsConnection = false;
+            connectionsInUse--;
+        }
         if (t.origin && t.state == Txn.State.COMMITTED) phaseStats.record(t.phases);
         txns.remove(id);
         if (t.gsn > 0 && t.request.kind() == TxnRequest.Kind.AUTOCOMMIT && (t.state == Txn.State.COMMITTED || t.state == Txn.State.FAILED))
             // before its GSN counts as finished: the audit's ranges end there (under write-set policies only the executor ran it)
             audit.finished(t.gsn, t.state == Txn.State.COMMITTED, t.executor == null ? executor.outcomeDigest(t) : 0);
-        if (t.gsn > 0 && unfinished.remove(t.gsn) && catchingUp) notifyAll();
+        if (t.gsn > 0 && unfinished.remove(t.gsn)) {
+            unfinishedTxns.remove(t.gsn);
+            if (catchingUp) notifyAll();
+            nextInTurn();
+        }
         submittedHere.remove(id);
         writeSets.remove(id);
         if (!t.origin || t.request.kind() == TxnRequest.Kind.AUTOCOMMIT) executor.finish(t);
         locks.release(id);
         CompletableFuture<Txn> f = waiting.remove(id);
         if (f != null) f.complete(t);
+        runWaitingForConnection();
     }
 
     /**
@@ -1732,6 +1825,10 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
 
     /** Diagnostics: transactions here, waiting for locks, lock queues. */
     public synchronized String describe() {
-        return "site " + site + ": " + txns.size() + " transactions, " + locks.waiting() + " waiting for locks, queues " + locks.queueLengths();
+        Txn turn = unfinished.isEmpty() ? null : unfinishedTxns.get(unfinished.first());
+        return "site " + site + ": " + txns.size() + " transactions, " + locks.waiting() + " waiting for locks, queues " + locks.queueLengths()
+                + (turn == null ? "" : ", next to commit GSN " + turn.gsn + " " + turn + (locks.isGranted(turn.request.id()) ? " granted" : " not granted"))
+                + (replicaConnections == Integer.MAX_VALUE ? "" : ", replica connections in use " + connectionsInUse + " of " + replicaConnections
+                        + ", " + waitingForConnection.size() + " waiting for one");
     }
 }

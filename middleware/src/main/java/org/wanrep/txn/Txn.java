@@ -59,6 +59,15 @@ public final class Txn {
     volatile boolean resolvesPrepared;
     /** A certified block's outcome at this site (null for every other kind). */
     volatile Certifier.Decision certification;
+    /**
+     * Whether the executor may send COMMIT with the request: its final delivery is here and every transaction ordered
+     * before it has finished at this site (commits follow the total order, see {@code ReplicationEngine}).
+     */
+    volatile boolean commitWithRequest;
+    /** Its locks were granted before its turn to commit came: it proceeds when that turn comes (a certified block's origin). */
+    boolean grantedAwaitingTurn;
+    /** It holds one of the executor's replica connections (counted by the engine until it ends). */
+    boolean holdsConnection;
     final Phases phases = new Phases();
 
     Txn(TxnRequest request, boolean origin) {
@@ -77,8 +86,10 @@ public final class Txn {
     /** Its final position in the total order (0 until delivered finally). */
     public long gsn() { return gsn; }
     public int attempts() { return attempts; }
-    /** Whether its final delivery has arrived (then it may commit as soon as it executed). */
+    /** Whether its final delivery has arrived (then it may commit once it executed and its turn came). */
     public boolean isFinal() { return fin; }
+    /** Whether COMMIT may go with the request (see {@link #commitWithRequest}); read by the executor when it runs it. */
+    public boolean commitsWithRequest() { return commitWithRequest; }
     public synchronized State state() { return state; }
     /** Whether this site executes it for everyone and ships its write set. */
     public boolean ships() { return ships; }

@@ -48,6 +48,15 @@ final class EngineWorld {
         final Set<RequestId> refused = new HashSet<>();
         boolean stopped, injectedApplyError;
         String stopReason;
+        /** The highest GSN committed here so far: commits follow the total order at every site. */
+        long lastCommitGsn;
+
+        /** {@code t} commits here now: never before a transaction ordered before it (readers would see no prefix of the order). */
+        void commitsInOrder(org.wanrep.txn.Txn t) {
+            if (t.gsn() <= 0) return;
+            if (t.gsn() < lastCommitGsn) violation(this + ": " + t + " (GSN " + t.gsn() + ") commits after GSN " + lastCommitGsn + " did");
+            lastCommitGsn = Math.max(lastCommitGsn, t.gsn());
+        }
         GcsView view;
 
         SiteNode(String member, MemReplica replica) {
@@ -68,6 +77,7 @@ final class EngineWorld {
             } catch (Exception e) {
                 throw new IllegalStateException(e);
             }
+            engine.replicaConnections(2 + rnd.nextInt(3));   // few: transactions waiting for a connection, and for their turn
             engine.attach(new SimGcs(this));
             engine.onFatal(reason -> stop(this, reason));
             GcsListener l = engine;

@@ -67,7 +67,7 @@ final class MemExecutor implements TxnExecutor {
         Attempt a = new Attempt();
         Attempt before = attempts.put(t, a);
         if (before != null && !before.ran) world.violation(node + ": " + t + " executed while its previous attempt was still running");
-        boolean fuse = commit && world.rnd.nextBoolean();
+        boolean fuse = commit && t.commitsWithRequest() && world.rnd.nextBoolean();
         later(() -> {
             a.ran = true;
             if (a.cancelled && world.rnd.nextInt(4) != 0) { done.completed(Outcome.RETRY); return; }   // cancel is best effort
@@ -127,6 +127,7 @@ final class MemExecutor implements TxnExecutor {
         if (!replica.versionsOf(a.versions.keySet()).equals(a.versions))
             world.violation(node + ": " + t + " commits, but a table it used changed since it ran (" + a.versions + " now "
                     + replica.versionsOf(a.versions.keySet()) + "): the locks let a conflicting transaction through");
+        node.commitsInOrder(t);
         String twice = replica.commit(t.request().id(), a.writes);
         if (twice != null) world.violation(node + ": " + twice);
         a.committed = true;

@@ -70,6 +70,7 @@ final class MemWriteSetIo implements WriteSetIo {
                 done.completed(TxnExecutor.Outcome.ERROR);
                 return;
             }
+            node.commitsInOrder(t);
             String twice = node.replica.commit(t.request().id(), writes(m.writeSet()));
             if (twice != null) world.violation(node + ": " + twice + " (write set from " + m.executor() + ")");
             done.completed(TxnExecutor.Outcome.OK);
