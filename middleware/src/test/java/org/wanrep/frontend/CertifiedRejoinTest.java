@@ -59,6 +59,16 @@ class CertifiedRejoinTest {
                     }
                 }
             }
+            try (Connection conn = c.connect(0)) {
+                // a block of a on another table: its GSN is not known when it commits (at PREPARE), so its position records
+                // nothing of it; its mark in the replica, or a later transaction's position, keeps a replay after the
+                // restart from running it again (commits follow the order, so it cannot commit after a stuck earlier update)
+                conn.setAutoCommit(false);
+                try (Statement st = conn.createStatement()) {
+                    st.executeUpdate("UPDATE w SET v = v + 1 WHERE id = 1");
+                }
+                conn.commit();
+            }
             // a's next block is certified but waits at a for its locks, behind b's update that a lock at a's replica holds up
             Connection direct = c.pgs.get(0).connect();
             direct.setAutoCommit(false);
@@ -69,15 +79,6 @@ class CertifiedRejoinTest {
                 st.executeUpdate("INSERT INTO u SELECT sum(bal) FROM acct");   // reads acct: a's block is granted after it
             }
             Thread.sleep(300);
-            try (Connection conn = c.connect(0)) {
-                // a block of a on another table commits at a after that update's GSN, which a's position cannot pass until
-                // the update commits there: only its mark in the replica keeps the replay after the restart from running it again
-                conn.setAutoCommit(false);
-                try (Statement st = conn.createStatement()) {
-                    st.executeUpdate("UPDATE w SET v = v + 1 WHERE id = 1");
-                }
-                conn.commit();
-            }
             Connection blockConn = c.connect(0);
             blockConn.setAutoCommit(false);
             try (Statement st = blockConn.createStatement()) {

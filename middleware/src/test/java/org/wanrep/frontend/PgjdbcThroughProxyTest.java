@@ -60,7 +60,7 @@ class PgjdbcThroughProxyTest {
 
     /**
      * A prepared update locks the row its bound key names, not its table: with a middleware read lock
-     * held on row 1 at site a, a prepared update of row 2 from site a commits while one of row 1 waits
+     * held on row 1 at site a, a prepared update of row 2 from site a commits, and one of row 1 then waits
      * (pgjdbc binds server-prepared statements from the first use here; its values text or binary).
      */
     @Test
@@ -75,9 +75,11 @@ class PgjdbcThroughProxyTest {
                 Map.of("public.rowlocked", Map.of("1", org.wanrep.lock.LockMode.READ))), java.time.Duration.ofSeconds(5));
         java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(2);
         try (Connection c1 = cluster.connect(0, "prepareThreshold=1"); Connection c2 = cluster.connect(0, "prepareThreshold=1")) {
-            java.util.concurrent.Future<Integer> first = pool.submit(() -> update(c1, 1));
+            // row 2 first: it commits while row 1 is locked (commits follow the order, so an update of row 2 ordered
+            // after the waiting one of row 1 would run at once but commit after it)
             java.util.concurrent.Future<Integer> second = pool.submit(() -> update(c2, 2));
             assertThat(second.get(10, java.util.concurrent.TimeUnit.SECONDS)).as("row 2 while row 1 is locked").isEqualTo(1);
+            java.util.concurrent.Future<Integer> first = pool.submit(() -> update(c1, 1));
             Thread.sleep(300);
             assertThat(first.isDone()).as("row 1 waits for the lock on row 1").isFalse();
             engine.unlockLocal(held);

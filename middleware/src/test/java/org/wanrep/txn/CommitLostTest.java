@@ -72,6 +72,7 @@ class CommitLostTest {
             CompletableFuture<String> fatal = new CompletableFuture<>();
             ex.onFatal(fatal::complete);
             Txn t = txn(fused ? 1 : 2);
+            t.commitWithRequest = fused;   // its turn to commit has come (the engine says so when it runs it)
             CompletableFuture<TxnExecutor.Outcome> executed = new CompletableFuture<>();
             ex.execute(t, fused, executed::complete);
             if (!fused) {
