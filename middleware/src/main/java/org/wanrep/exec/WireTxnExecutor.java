@@ -306,10 +306,16 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
             // itself, before the block's own setting lifts it, and the request would then commit on its own here.
             boolean pipelined = commit && !onClientBackend;
             List<WireMessage> requested = w.messages != null ? w.messages : r.messages();
-            if (pipelined && t.commitsWithRequest() && !t.ships() && !w.keepReplies && r.kind() == TxnRequest.Kind.AUTOCOMMIT
-                    && requested.size() == 1 && requested.get(0).kind() == 'Q' && sessionAsShipped(r, resetValues)) {
-                commitSent = true;   // from the send on, a broken connection leaves the outcome unknown
-                Outcome o = runAsOneQuery(t, w, beginStatements, requested.get(0).queryText());
+            // one query string: away from the origin when the pooled session has the request's settings (they apply to
+            // the whole string); at the origin, where the session is the client's own, when our part is ASCII (an error's
+            // position is then moved back by its length in characters)
+            boolean oneQuery = commit && !t.ships() && r.kind() == TxnRequest.Kind.AUTOCOMMIT && requested.size() == 1
+                    && requested.get(0).kind() == 'Q'
+                    && isAscii(begin) && (onClientBackend ? w.keepReplies : !w.keepReplies && sessionAsShipped(r, resetValues));
+            if (oneQuery) {
+                boolean withCommit = t.commitsWithRequest();   // COMMIT goes with the request only in its turn
+                commitSent = withCommit;   // from the send on, a broken connection leaves the outcome unknown
+                Outcome o = runAsOneQuery(t, w, beginStatements, requested.get(0), withCommit);
                 if (o != null) return o;
                 commitSent = false;   // nothing of it ran: the three-query form below tells whose error it was
             }
@@ -429,26 +435,33 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
     public static long oneQueryRuns() { return ONE_QUERY_RUNS.sum(); }
 
     /**
-     * A final attempt of a simple-query request on a pooled connection whose replies no client reads (symmetric
-     * execution away from the origin): our BEGIN, the request's text and COMMIT as ONE query string. PostgreSQL answers
-     * it with one flush, where three queries had three (and as many wake-ups here); and it parses the whole string
-     * before running any of it, then skips the rest after an error, so nothing of the request ever runs outside our
-     * block. The outcome is read as the three-query form reads it: the request's command tags and error, COMMIT's error;
-     * a request that failed leaves the block open and failed (COMMIT did not run), which a ROLLBACK then ends, as the
-     * three-query form's COMMIT would have. Null if nothing of it ran and the caller must find out why the other way.
+     * A final attempt of a simple-query request as ONE query string: our BEGIN, the request's text and, in the
+     * transaction's turn, COMMIT. PostgreSQL answers it with one flush, where separate queries had one each (and as many
+     * wake-ups here); and it parses the whole string before running any of it, then skips the rest after an error, so
+     * nothing of the request ever runs outside our block (which is also why a client's statement_timeout cannot make it
+     * autocommit at the origin: whatever it cancels, the rest is skipped). The outcome is read as the separate form reads
+     * it: the request's command tags and error, COMMIT's error; a request that failed leaves the block open and failed
+     * (COMMIT did not run), which a ROLLBACK then ends, as the separate form's COMMIT would have. At the origin the
+     * client's replies are the request's part of the answer, an error's position counted from the request's text.
+     * Without COMMIT the block stays open for {@link #commit}. Null if nothing of it ran and the caller must find out
+     * why the other way.
      */
-    private Outcome runAsOneQuery(Txn t, Work w, List<String> beginStatements, String requestText) throws IOException {
+    private Outcome runAsOneQuery(Txn t, Work w, List<String> beginStatements, WireMessage request, boolean withCommit) throws IOException {
         ONE_QUERY_RUNS.increment();
         // new lines: a request ending in a "--" comment must not swallow COMMIT
-        w.conn.send(WireMessage.query(String.join("; ", beginStatements) + ";\n" + requestText + "\n;COMMIT"));
+        String prefix = String.join("; ", beginStatements) + ";\n";
+        w.conn.send(request.queryAround(prefix, withCommit ? "\n;COMMIT" : ""));
         w.conn.flush();
         int ours = beginStatements.size(), completed = 0;
         PgError error = null;
         int errorAt = -1;   // how many statements had completed when the error came
         char status = 'T';
         List<String> tags = new ArrayList<>();
+        List<WireMessage> replies = w.keepReplies ? new ArrayList<>() : null;
+        WireMessage ready = null;
         while (!w.conn.tracker().idle()) {
             WireMessage m = w.conn.read();
+            boolean theirs = completed >= ours;   // past our statements' answers
             switch (m.kind()) {
                 case 'C' -> {
                     if (completed++ >= ours) tags.add(org.wanrep.wire.Messages.commandTag(m));
@@ -458,22 +471,35 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
                         error = PgError.parse(m);
                         errorAt = completed;
                     }
+                    if (replies != null && theirs) m = org.wanrep.wire.Messages.withErrorPositionBack(m, prefix.length());
                 }
-                case 'Z' -> status = org.wanrep.wire.Messages.status(m);
+                case 'Z' -> {
+                    status = org.wanrep.wire.Messages.status(m);
+                    ready = m;
+                    theirs = false;
+                }
                 default -> { }
             }
+            if (replies != null && theirs) replies.add(m);
         }
-        boolean committed = error == null && !tags.isEmpty() && tags.get(tags.size() - 1).equals("COMMIT");
-        if (committed) tags.remove(tags.size() - 1);   // COMMIT's tag (a request never holds COMMIT: the classifier refuses that)
+        boolean committed = withCommit && error == null && !tags.isEmpty() && tags.get(tags.size() - 1).equals("COMMIT");
+        if (committed) {   // COMMIT's tag (a request never holds COMMIT: the classifier refuses that)
+            tags.remove(tags.size() - 1);
+            if (replies != null) replies.remove(lastOfKind(replies, 'C'));
+        }
+        boolean commitFailed = withCommit && error != null && status == 'I' && errorAt > ours;   // a failed request leaves E
+        if (commitFailed && replies != null) replies.remove(lastOfKind(replies, 'E'));   // reported as COMMIT's error
+        if (replies != null && ready != null) replies.add(ready);
         for (String tag : tags) w.tags = w.tags * 1_000_003L + tagHash(tag);
-        if (status == 'E' || status == 'T') {
+        if (status == 'E' || (status == 'T' && (withCommit || error != null))) {
             // failed before COMMIT ran (or, which cannot happen, no COMMIT at all): end the block as COMMIT would have
             PgError rb = w.conn.run("ROLLBACK");
             if (rb != null || w.conn.status() != 'I') throw new IOException("ROLLBACK after a failed replicated request: " + rb);
         }
-        w.fusedCommit = true;
+        w.fusedCommit = withCommit || error != null;
         if (error == null) {
-            if (!committed) throw new IOException("no COMMIT in the answer to a replicated request");
+            if (withCommit && !committed) throw new IOException("no COMMIT in the answer to a replicated request");
+            if (replies != null) w.replies.addAll(replies);
             return Outcome.OK;
         }
         // nothing completed: PostgreSQL parses the whole string first, so the error may be the request text's own (a
@@ -489,9 +515,20 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
             beginRefused(t, error);
             return Outcome.ERROR;
         }
-        if (status == 'I') w.commitError = error;   // COMMIT itself failed (a deferred constraint, a serialization failure)
+        if (replies != null) w.replies.addAll(replies);
+        if (commitFailed) w.commitError = error;   // COMMIT itself failed (a deferred constraint, a serialization failure)
         w.error = error;
         return TxnExecutor.transientState(error.sqlState()) ? Outcome.RETRY : Outcome.ERROR;
+    }
+
+    private static int lastOfKind(List<WireMessage> ms, char kind) {
+        for (int i = ms.size() - 1; i >= 0; i--) if (ms.get(i).kind() == kind) return i;
+        throw new IllegalStateException("no message " + kind);
+    }
+
+    private static boolean isAscii(String s) {
+        for (int i = 0; i < s.length(); i++) if (s.charAt(i) >= 0x80) return false;
+        return true;
     }
 
     /**

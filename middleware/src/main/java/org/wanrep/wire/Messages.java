@@ -106,6 +106,31 @@ public final class Messages {
         return r.cstring();
     }
 
+    /**
+     * An ErrorResponse whose position field ('P', characters from the start of the query string, 1-based) counts
+     * {@code by} characters fewer: the error of a text that ran behind a prefix of ours. Every other field keeps its
+     * bytes (they are in the session's client encoding); a position that would not be past the prefix stays.
+     */
+    public static WireMessage withErrorPositionBack(WireMessage error, int by) {
+        byte[] p = error.payload();
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(p.length);
+        int i = 0;
+        while (i < p.length && p[i] != 0) {
+            byte code = p[i];
+            int end = i + 1;
+            while (end < p.length && p[end] != 0) end++;
+            out.write(code);
+            String value = code == 'P' ? new String(p, i + 1, end - i - 1, java.nio.charset.StandardCharsets.US_ASCII) : null;
+            if (value != null && value.matches("[0-9]{1,9}") && Integer.parseInt(value) > by)
+                out.writeBytes(Integer.toString(Integer.parseInt(value) - by).getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            else out.write(p, i + 1, end - i - 1);
+            out.write(0);
+            i = end + 1;
+        }
+        out.write(0);
+        return WireMessage.of(error.kind(), out.toByteArray());
+    }
+
     /** A Parse message with the same name and parameter types but another query text. */
     public static WireMessage withParseQuery(WireMessage parse, String sql) {
         PayloadReader r = new PayloadReader(parse.payload());

@@ -16,6 +16,21 @@ public record WireMessage(byte type, byte[] payload) {
         return of('Q', new PayloadWriter().cstring(sql).bytes());
     }
 
+    /**
+     * A Query message whose text is {@code prefix}, then this Query's text as its bytes are (in whatever client
+     * encoding its session has), then {@code suffix}; both ASCII, which every client encoding spells alike.
+     */
+    public WireMessage queryAround(String prefix, String suffix) {
+        if (type != 'Q') throw new IllegalStateException("not a Query message: " + kind());
+        byte[] pre = prefix.getBytes(StandardCharsets.US_ASCII), post = suffix.getBytes(StandardCharsets.US_ASCII);
+        int text = payload.length - 1;   // without the text's terminating zero
+        byte[] p = new byte[pre.length + text + post.length + 1];
+        System.arraycopy(pre, 0, p, 0, pre.length);
+        System.arraycopy(payload, 0, p, pre.length, text);
+        System.arraycopy(post, 0, p, pre.length + text, post.length);
+        return of('Q', p);
+    }
+
     /** The SQL text of a Query message. */
     public String queryText() {
         if (type != 'Q') throw new IllegalStateException("not a Query message: " + kind());

@@ -203,6 +203,62 @@ class SessionSettingsReplicationTest {
         }
     }
 
+    /**
+     * The origin runs a simple-query request with our BEGIN (and, in its turn, COMMIT) as one query string on the
+     * client's own backend: the client must still get exactly PostgreSQL's answer to its text, results, notices, an
+     * error's position counted from its own text, a deferred constraint's failure at COMMIT, and nothing of ours.
+     */
+    @Test
+    void theOriginRunsARequestAsOneQueryAndAnswersAsPostgreSQLWould() throws Exception {
+        ddl("CREATE TABLE oneo(id int PRIMARY KEY, v int, u int UNIQUE DEFERRABLE INITIALLY DEFERRED)", "INSERT INTO oneo VALUES (1, 0, 1)");
+        String bad = "UPDATE oneo SET v = v + 1 WHERE id = 1; UPDATE oneo SET nosuch = 1 WHERE id = 1";
+        Integer direct;
+        try (Connection c = java.sql.DriverManager.getConnection(cluster.pgs.get(0).jdbcUrl("postgres") + "?preferQueryMode=simple", "postgres", "");
+             Statement st = c.createStatement()) {
+            direct = positionOf(() -> st.execute(bad));
+        }
+        long before = org.wanrep.exec.WireTxnExecutor.oneQueryRuns();
+        try (Connection c = cluster.connect(0, "preferQueryMode=simple"); Statement st = c.createStatement()) {
+            assertThat(positionOf(() -> st.execute(bad))).as("the error's position in the client's text").isEqualTo(direct).isPositive();
+            // results and a notice: the request's, none of ours
+            assertThat(st.execute("DO $$ BEGIN RAISE NOTICE 'hello'; END $$; UPDATE oneo SET v = v + 10 WHERE id = 1; SELECT v FROM oneo WHERE id = 1")).isFalse();
+            assertThat((Object) st.getWarnings()).isNotNull();
+            assertThat(st.getWarnings().getMessage()).isEqualTo("hello");
+            assertThat((Object) st.getWarnings().getNextWarning()).isNull();
+            assertThat(st.getMoreResults()).isFalse();
+            assertThat(st.getUpdateCount()).isEqualTo(1);
+            assertThat(st.getMoreResults()).isTrue();
+            try (ResultSet rs = st.getResultSet()) {
+                assertThat(rs.next()).isTrue();
+                assertThat(rs.getInt(1)).isEqualTo(10);
+                assertThat(rs.next()).isFalse();
+            }
+            assertThat(st.getMoreResults()).isFalse();
+            assertThat(st.getUpdateCount()).isEqualTo(-1);
+            // a deferred unique constraint fails at COMMIT: the client gets its error, no site keeps the rows
+            assertThatThrownBy(() -> st.execute("INSERT INTO oneo VALUES (2, 0, 7); INSERT INTO oneo VALUES (3, 0, 7)"))
+                    .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("23505"));
+            try (ResultSet rs = st.executeQuery("SELECT current_setting('transaction_isolation'), pg_current_xact_id_if_assigned() IS NULL")) {
+                rs.next();   // the client's session is back outside any block
+                assertThat(rs.getBoolean(2)).isTrue();
+            }
+        }
+        assertThat(atEverySite("SELECT string_agg(id || ':' || v, ',' ORDER BY id) FROM oneo")).containsOnly(List.of("1:10"));
+        assertThat(org.wanrep.exec.WireTxnExecutor.oneQueryRuns() - before).as("the origin's runs count too").isGreaterThanOrEqualTo(7);
+    }
+
+    private static Integer positionOf(org.assertj.core.api.ThrowableAssert.ThrowingCallable call) {
+        try {
+            call.call();
+        } catch (org.postgresql.util.PSQLException e) {
+            assertThat(e.getSQLState()).isEqualTo("42703");
+            return e.getServerErrorMessage().getPosition();
+        } catch (Throwable e) {
+            throw new AssertionError(e);
+        }
+        throw new AssertionError("no error");
+    }
+
     @Test
     void clientEncodingLatin1IsConvertedAlikeEverywhere() throws Exception {
         ddl("CREATE TABLE enc(id int PRIMARY KEY, s text)");
