@@ -96,10 +96,13 @@ public final class ProxyOverheadBench {
                     SYNTHETIC.load(c, null);
                 }
                 Path own = Files.createTempFile("wanrep-10-updates-own-table", ".sql");
+                own.toFile().deleteOnExit();
                 Files.writeString(own, SYNTHETIC.pgbenchOwnTableUpdateScript());
                 Path random = Files.createTempFile("wanrep-10-updates", ".sql");
+                random.toFile().deleteOnExit();
                 Files.writeString(random, SYNTHETIC.pgbenchUpdateScript());
                 Path tpcb = Files.createTempFile("wanrep-tpcb-one-request", ".sql");
+                tpcb.toFile().deleteOnExit();
                 Files.writeString(tpcb, TPCB_ONE_REQUEST);
                 List<Result> results = new ArrayList<>();
                 if (selected("select-only")) results.add(compare("select-only (pgbench -S -M prepared)", pg.port(), site.proxyPort(),

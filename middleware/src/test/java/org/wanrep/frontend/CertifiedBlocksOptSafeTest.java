@@ -51,6 +51,7 @@ class CertifiedBlocksOptSafeTest {
             ClientTools.Result init = ClientTools.pgbench(c.proxyPort(0), "-i", "-s", "1", "-q");
             assertThat(init.exit()).as(init.output()).isZero();
             Path script = Files.createTempFile("tpcb-one-request", ".sql");
+            script.toFile().deleteOnExit();
             Files.writeString(script, ONE_REQUEST);
             // at every site at once: one client sending blocks, one sending the same transaction as one request
             List<List<String>> runs = new ArrayList<>();

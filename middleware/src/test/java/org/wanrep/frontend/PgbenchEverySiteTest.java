@@ -63,6 +63,7 @@ class PgbenchEverySiteTest {
                 assertThat(alter.output()).doesNotContain("ERROR");
             }
             Path script = Files.createTempFile("tpcb-one-request", ".sql");
+            script.toFile().deleteOnExit();
             Files.writeString(script, ONE_REQUEST);
             long processed = 0;
             for (List<String> form : List.of(List.of("-b", "tpcb-like"), List.of("-f", script.toString()))) {
