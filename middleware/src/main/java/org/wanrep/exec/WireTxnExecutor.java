@@ -306,12 +306,14 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
             // itself, before the block's own setting lifts it, and the request would then commit on its own here.
             boolean pipelined = commit && !onClientBackend;
             List<WireMessage> requested = w.messages != null ? w.messages : r.messages();
-            // one query string: away from the origin when the pooled session has the request's settings (they apply to
-            // the whole string); at the origin, where the session is the client's own, when our part is ASCII (an error's
-            // position is then moved back by its length in characters)
-            boolean oneQuery = commit && !t.ships() && r.kind() == TxnRequest.Kind.AUTOCOMMIT && requested.size() == 1
-                    && requested.get(0).kind() == 'Q'
-                    && isAscii(begin) && (onClientBackend ? w.keepReplies : !w.keepReplies && sessionAsShipped(r, resetValues));
+            // one query string, for a simple-query request: away from the origin when the pooled session has the
+            // request's settings (they apply to the whole string); at the origin, where the session is the client's own,
+            // our part being ASCII (an error's position is then moved back by its length in characters). Not a block's
+            // log: its statements ran as queries of their own at the origin, and one lexed whole would not see a setting
+            // that an earlier one changed (standard_conforming_strings, by a SET or in a trigger)
+            boolean oneQuery = commit && !t.ships() && isAscii(begin) && r.kind() == TxnRequest.Kind.AUTOCOMMIT
+                    && requested.size() == 1 && requested.get(0).kind() == 'Q'
+                    && (onClientBackend ? w.keepReplies : !w.keepReplies && sessionAsShipped(r, resetValues));
             if (oneQuery) {
                 boolean withCommit = t.commitsWithRequest();   // COMMIT goes with the request only in its turn
                 commitSent = withCommit;   // from the send on, a broken connection leaves the outcome unknown
@@ -448,7 +450,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
      */
     private Outcome runAsOneQuery(Txn t, Work w, List<String> beginStatements, WireMessage request, boolean withCommit) throws IOException {
         ONE_QUERY_RUNS.increment();
-        // new lines: a request ending in a "--" comment must not swallow COMMIT
+        // new lines: a request ending in a "--" comment must not swallow what follows
         String prefix = String.join("; ", beginStatements) + ";\n";
         w.conn.send(request.queryAround(prefix, withCommit ? "\n;COMMIT" : ""));
         w.conn.flush();
