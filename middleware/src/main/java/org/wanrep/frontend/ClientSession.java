@@ -917,9 +917,15 @@ public final class ClientSession implements Runnable {
     }
 
     private static boolean isCopyFromStdin(List<WireMessage> unit) {
-        return unit.size() == 1 && unit.get(0).kind() == 'Q'
-                && unit.get(0).queryText().matches("(?is)\\s*copy\\b.*\\bfrom\\s+stdin\\b.*");
+        if (unit.size() != 1 || unit.get(0).kind() != 'Q') return false;
+        String text = unit.get(0).queryText();
+        int i = 0;
+        while (i < text.length() && Character.isWhitespace(text.charAt(i))) i++;
+        // the regular expression only for texts that begin with COPY (it scanned every request's whole text)
+        return text.regionMatches(true, i, "copy", 0, 4) && COPY_FROM_STDIN.matcher(text).matches();
     }
+
+    private static final java.util.regex.Pattern COPY_FROM_STDIN = java.util.regex.Pattern.compile("(?is)\\s*copy\\b.*\\bfrom\\s+stdin\\b.*");
 
     /**
      * An autocommit COPY FROM STDIN must carry its data in the request: ask the backend for the

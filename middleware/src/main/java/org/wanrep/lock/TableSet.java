@@ -2,6 +2,7 @@ package org.wanrep.lock;
 
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -92,6 +93,30 @@ public record TableSet(Set<String> reads, Set<String> writes, boolean all, Map<S
             b.rows.getOrDefault(t, Map.of()).forEach((k, m) -> keys.merge(k, m, LockMode::join));
             rows.put(t, keys);
         }
+        return new TableSet(r, w, false, rows);
+    }
+
+    /**
+     * {@link #union(TableSet, TableSet)} of all of {@code sets} at once (a request's statements): the same locks as
+     * folding them pairwise, without copying every map once per statement. A table stays row-level only if every set
+     * that reaches it shows its rows.
+     */
+    public static TableSet union(List<TableSet> sets) {
+        if (sets.size() == 1) return sets.get(0);
+        for (TableSet s : sets) if (s.all) return allTables();
+        Set<String> r = new HashSet<>(), w = new HashSet<>(), whole = new HashSet<>();
+        Map<String, Map<String, LockMode>> rows = new HashMap<>();
+        for (TableSet s : sets) {
+            r.addAll(s.reads);
+            w.addAll(s.writes);
+            for (String t : s.reads) if (!s.rows.containsKey(t)) whole.add(t);
+            for (String t : s.writes) if (!s.rows.containsKey(t)) whole.add(t);
+            for (var e : s.rows.entrySet()) {
+                Map<String, LockMode> keys = rows.computeIfAbsent(e.getKey(), k -> new HashMap<>());
+                e.getValue().forEach((k, m) -> keys.merge(k, m, LockMode::join));
+            }
+        }
+        rows.keySet().removeAll(whole);   // reached without rows somewhere: the whole table
         return new TableSet(r, w, false, rows);
     }
 

@@ -191,7 +191,7 @@ final class RowKeys {
             if (t.length() < 2 || !t.endsWith("'")) return null;
             return literal(new StringValue().withValue(t.substring(1, t.length() - 1)), type);
         }
-        if (!t.matches("[0-9]{1,30}")) return null;
+        if (!digits(t, false)) return null;
         return literal(new LongValue().withStringValue(t), type);
     }
 
@@ -202,14 +202,23 @@ final class RowKeys {
             if (e instanceof LongValue l) digits = l.getStringValue();
             else if (e instanceof StringValue s && s.getPrefix() == null) digits = s.getValue();
             else return null;
-            if (!digits.matches("-?[0-9]{1,30}")) return null;
-            return new BigInteger(digits).toString();
+            if (!digits(digits, true)) return null;
+            // canonical: no leading zeros, no "-0"
+            return digits.length() <= 18 ? Long.toString(Long.parseLong(digits)) : new BigInteger(digits).toString();
         }
         if (TEXT.contains(type) && e instanceof StringValue s && s.getPrefix() == null && !s.getValue().contains("\\")
                 && s.getValue().length() <= 1000) {   // a lock name, and one the request codec can carry
             return s.getValue().replace("''", "'");
         }
         return null;
+    }
+
+    /** Whether {@code s} is 1 to 30 ASCII digits, after a minus sign if {@code signed} allows one. */
+    static boolean digits(String s, boolean signed) {
+        int from = signed && s.startsWith("-") ? 1 : 0, n = s.length() - from;
+        if (n < 1 || n > 30) return false;
+        for (int i = from; i < s.length(); i++) if (s.charAt(i) < '0' || s.charAt(i) > '9') return false;
+        return true;
     }
 
     private static int keyColumn(List<String> pk, String col) {

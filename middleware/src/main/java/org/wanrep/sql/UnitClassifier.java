@@ -102,7 +102,7 @@ public class UnitClassifier {
     }
 
     private UnitAnalysis analyzeUncached(List<String> statements) {
-        UnitAnalysis acc = null;
+        List<UnitAnalysis> each = new java.util.ArrayList<>();
         int txnControl = 0;
         for (String sql : statements) {
             // a quote or comment that does not end: PostgreSQL refuses the text, but what it is cannot be told here
@@ -110,10 +110,11 @@ public class UnitClassifier {
             for (String stmt : splitStatements(sql)) {
                 UnitAnalysis a = analyzeStatement(stmt);
                 if (a.route() == Route.BEGIN || a.route() == Route.COMMIT || a.route() == Route.ROLLBACK) txnControl++;
-                acc = acc == null ? a : combine(acc, a);
+                each.add(a);
             }
         }
-        if (acc == null) return UnitAnalysis.local();
+        if (each.isEmpty()) return UnitAnalysis.local();
+        UnitAnalysis acc = combine(each);
         if (txnControl > 0 && (txnControl > 1 || acc.route() == Route.UPDATE || acc.route() == Route.LOCAL)) return mixedRefused();
         return acc;
     }
@@ -132,6 +133,23 @@ public class UnitClassifier {
         TableSet t = TableSet.union(a.tables(), b.tables());   // row-level only where every statement showed its rows
         return new UnitAnalysis(r, t, a.random() || b.random(), a.timeFunctions() || b.timeFunctions(),
                 a.catalogChange() || b.catalogChange(), null);
+    }
+
+    /** {@link #combine(UnitAnalysis, UnitAnalysis)} folded over {@code each} in order, the tables united at once. */
+    static UnitAnalysis combine(List<UnitAnalysis> each) {
+        if (each.size() == 1) return each.get(0);
+        Route r = Route.LOCAL;
+        boolean random = false, time = false, catalog = false;
+        List<TableSet> tables = new java.util.ArrayList<>(each.size());
+        for (UnitAnalysis a : each) {
+            if (a.route() == Route.REFUSED) return a;
+            if (r != Route.UPDATE && (a.route() == Route.UPDATE || r == Route.LOCAL)) r = a.route();   // as combine(r, a)
+            random |= a.random();
+            time |= a.timeFunctions();
+            catalog |= a.catalogChange();
+            tables.add(a.tables());
+        }
+        return new UnitAnalysis(r, TableSet.union(tables), random, time, catalog, null);
     }
 
     private static java.util.Set<String> union(java.util.Set<String> x, java.util.Set<String> y) {

@@ -1,0 +1,54 @@
+package org.wanrep.lock;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** A request's statements are united at once: the same lock set as uniting them one by one, as before. */
+class TableSetUnionTest {
+    @Test
+    void unitingAllAtOnceGivesThePairwiseFold() {
+        long seed = Long.getLong("seed", System.nanoTime());
+        System.out.println("TableSetUnionTest seed " + seed + " (-Dseed=" + seed + " repeats it)");
+        Random rnd = new Random(seed);
+        for (int round = 0; round < 5_000; round++) {
+            List<TableSet> sets = new ArrayList<>();
+            int n = 1 + rnd.nextInt(6);
+            for (int i = 0; i < n; i++) sets.add(randomSet(rnd));
+            TableSet folded = sets.get(0);
+            for (int i = 1; i < n; i++) folded = TableSet.union(folded, sets.get(i));
+            assertThat(TableSet.union(sets)).as("seed %d round %d: %s", seed, round, sets).isEqualTo(folded);
+            assertThat(TableSet.union(sets).resources()).isEqualTo(folded.resources());
+        }
+    }
+
+    private static TableSet randomSet(Random rnd) {
+        if (rnd.nextInt(30) == 0) return TableSet.allTables();
+        String[] tables = {"a", "b", "c", "d"};
+        Set<String> reads = new HashSet<>(), writes = new HashSet<>();
+        Map<String, Map<String, LockMode>> rows = new HashMap<>();
+        for (String t : tables) {
+            switch (rnd.nextInt(5)) {
+                case 0 -> reads.add(t);
+                case 1 -> writes.add(t);
+                case 2 -> {   // row-level: the table named as read or written, with its keys
+                    if (rnd.nextBoolean()) writes.add(t); else reads.add(t);
+                    Map<String, LockMode> keys = new HashMap<>();
+                    for (int k = rnd.nextInt(3); k >= 0; k--) keys.put(Integer.toString(rnd.nextInt(4)), rnd.nextBoolean() ? LockMode.WRITE : LockMode.READ);
+                    rows.put(t, keys);
+                }
+                case 3 -> rows.put(t, Map.of(Integer.toString(rnd.nextInt(4)), LockMode.WRITE));   // rows only
+                default -> { }
+            }
+        }
+        return new TableSet(reads, writes, false, rows);
+    }
+}
