@@ -317,7 +317,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
             if (oneQuery) {
                 boolean withCommit = t.commitsWithRequest();   // COMMIT goes with the request only in its turn
                 commitSent = withCommit;   // from the send on, a broken connection leaves the outcome unknown
-                Outcome o = runAsOneQuery(t, w, beginStatements, requested.get(0), withCommit);
+                Outcome o = runAsOneQuery(t, w, begin, beginStatements.size(), requested.get(0), withCommit);
                 if (o != null) return o;
                 commitSent = false;   // nothing of it ran: the three-query form below tells whose error it was
             }
@@ -448,13 +448,13 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
      * Without COMMIT the block stays open for {@link #commit}. Null if nothing of it ran and the caller must find out
      * why the other way.
      */
-    private Outcome runAsOneQuery(Txn t, Work w, List<String> beginStatements, WireMessage request, boolean withCommit) throws IOException {
+    private Outcome runAsOneQuery(Txn t, Work w, String begin, int ours, WireMessage request, boolean withCommit) throws IOException {
         ONE_QUERY_RUNS.increment();
         // new lines: a request ending in a "--" comment must not swallow what follows
-        String prefix = String.join("; ", beginStatements) + ";\n";
+        String prefix = begin + ";\n";   // begin: our first ours statements, joined
         w.conn.send(request.queryAround(prefix, withCommit ? "\n;COMMIT" : ""));
         w.conn.flush();
-        int ours = beginStatements.size(), completed = 0;
+        int completed = 0;
         PgError error = null;
         int errorAt = -1;   // how many statements had completed when the error came
         char status = 'T';

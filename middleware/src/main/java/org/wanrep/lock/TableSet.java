@@ -76,30 +76,12 @@ public record TableSet(Set<String> reads, Set<String> writes, boolean all, Map<S
     }
 
     /** Both requests' locks: a table row-level in one and reached without rows in the other is locked whole. */
-    public static TableSet union(TableSet a, TableSet b) {
-        if (a.all || b.all) return allTables();
-        Set<String> r = new HashSet<>(a.reads), w = new HashSet<>(a.writes);
-        r.addAll(b.reads);
-        w.addAll(b.writes);
-        Map<String, Map<String, LockMode>> rows = new HashMap<>();
-        Set<String> tables = new HashSet<>(r);
-        tables.addAll(w);
-        tables.addAll(a.rows.keySet());
-        tables.addAll(b.rows.keySet());
-        for (String t : tables) {
-            boolean inA = a.touches(t), inB = b.touches(t);
-            if ((inA && !a.rows.containsKey(t)) || (inB && !b.rows.containsKey(t))) continue;   // whole table somewhere
-            Map<String, LockMode> keys = new HashMap<>(a.rows.getOrDefault(t, Map.of()));
-            b.rows.getOrDefault(t, Map.of()).forEach((k, m) -> keys.merge(k, m, LockMode::join));
-            rows.put(t, keys);
-        }
-        return new TableSet(r, w, false, rows);
-    }
+    public static TableSet union(TableSet a, TableSet b) { return union(List.of(a, b)); }
 
     /**
-     * {@link #union(TableSet, TableSet)} of all of {@code sets} at once (a request's statements): the same locks as
-     * folding them pairwise, without copying every map once per statement. A table stays row-level only if every set
-     * that reaches it shows its rows.
+     * The locks of all of {@code sets} at once (a request's statements), without copying every map once per statement
+     * as a pairwise fold would: a table stays row-level only if every set that reaches it shows its rows, with each
+     * row's strongest mode; a table some set reaches without rows is locked whole; everything if any set is.
      */
     public static TableSet union(List<TableSet> sets) {
         if (sets.size() == 1) return sets.get(0);

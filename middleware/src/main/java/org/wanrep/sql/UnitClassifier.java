@@ -125,17 +125,13 @@ public class UnitClassifier {
                 .withHint("Send BEGIN, the statements and COMMIT as separate queries."));
     }
 
-    static UnitAnalysis combine(UnitAnalysis a, UnitAnalysis b) {
-        if (a.route() == Route.REFUSED) return a;
-        if (b.route() == Route.REFUSED) return b;
-        Route r = a.route() == Route.UPDATE || b.route() == Route.UPDATE ? Route.UPDATE
-                : a.route() == Route.LOCAL ? b.route() : a.route();
-        TableSet t = TableSet.union(a.tables(), b.tables());   // row-level only where every statement showed its rows
-        return new UnitAnalysis(r, t, a.random() || b.random(), a.timeFunctions() || b.timeFunctions(),
-                a.catalogChange() || b.catalogChange(), null);
-    }
+    static UnitAnalysis combine(UnitAnalysis a, UnitAnalysis b) { return combine(List.of(a, b)); }
 
-    /** {@link #combine(UnitAnalysis, UnitAnalysis)} folded over {@code each} in order, the tables united at once. */
+    /**
+     * The statements' analyses as one request's, in order: the first refusal, else an update if any statement updates,
+     * else the first route other than LOCAL; the flags of any; the tables united at once (row-level only where every
+     * statement showed its rows).
+     */
     static UnitAnalysis combine(List<UnitAnalysis> each) {
         if (each.size() == 1) return each.get(0);
         Route r = Route.LOCAL;
@@ -143,7 +139,7 @@ public class UnitClassifier {
         List<TableSet> tables = new java.util.ArrayList<>(each.size());
         for (UnitAnalysis a : each) {
             if (a.route() == Route.REFUSED) return a;
-            if (r != Route.UPDATE && (a.route() == Route.UPDATE || r == Route.LOCAL)) r = a.route();   // as combine(r, a)
+            if (r != Route.UPDATE && (a.route() == Route.UPDATE || r == Route.LOCAL)) r = a.route();
             random |= a.random();
             time |= a.timeFunctions();
             catalog |= a.catalogChange();
