@@ -1,0 +1,461 @@
+package org.wanrep.writeset.capture;
+
+import org.postgresql.PGConnection;
+import org.postgresql.PGProperty;
+import org.postgresql.replication.LogSequenceNumber;
+import org.postgresql.replication.PGReplicationStream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.wanrep.writeset.RowChange;
+import org.wanrep.writeset.WriteSet;
+import org.wanrep.writeset.WriteSetRefusedException;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Captures the write set of each prepared transaction AT {@code PREPARE TRANSACTION}, from a logical
+ * slot of the {@code test_decoding} plugin created with two-phase decoding, and hands it to whoever
+ * waits for its gid. (wal2json 2.5 cannot decode PREPARE; pgoutput needs a publication, and a FOR ALL
+ * TABLES publication makes UPDATE/DELETE of tables without replica identity fail at the origin.)
+ * <p>
+ * Only prepared transactions are handed over; ordinary transactions and {@code COMMIT PREPARED} /
+ * {@code ROLLBACK PREPARED} are read and discarded (their bytes are counted, their rows not kept).
+ * Column types and identity keys come from the catalog ({@link PreparedRows}), looked up per prepared
+ * transaction: its tables cannot be altered while it is prepared.
+ * <p>
+ * Threads, as {@link WriteSetCapture}: one reader owns the replication connection and only reads,
+ * parses and assembles; a handover thread looks up the catalog on its own ordinary connection,
+ * completes the futures, and then publishes the LSN the reader confirms to the server, so the slot is
+ * confirmed only past what was handed over or discarded.
+ * <p>
+ * Delivery is at-least-once: after a reconnect the server resends from the slot's confirmed position;
+ * a prepare handed over already (same gid, same LSN) is dropped. Transactions carrying a replication
+ * origin (a {@code WriteSetApplier}'s) are filtered out by the plugin ({@code only-local}).
+ * <p>
+ * A prepared transaction that wrote nothing decodable (no row, no logical message, e.g. only
+ * {@code SELECT txid_current()}) produces no output at all, so its {@link #expect} never completes:
+ * callers must bound their wait, or emit a transactional logical message before PREPARE.
+ */
+public final class PreparedCapture implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(PreparedCapture.class);
+
+    /** Settings; {@link #config} gives the defaults. */
+    public static final class Config {
+        String jdbcUrl;
+        Properties properties = new Properties();
+        String slotName;
+        long maxTransactionBytes = 64L << 20;
+        int unclaimedLimit = 10_000;
+        int rememberedGids = 100_000;
+        Duration reconnectDelay = Duration.ofMillis(500);
+        Duration statusInterval = Duration.ofSeconds(1);
+
+        /** Refuse (fail the waiter, 54000) a prepared transaction whose change messages exceed this many bytes. */
+        public Config maxTransactionBytes(long n) { maxTransactionBytes = n; return this; }
+        /** How many write sets that arrive before anyone {@link #expect}s them are kept (oldest dropped). */
+        public Config unclaimedLimit(int n) { unclaimedLimit = n; return this; }
+        public Config reconnectDelay(Duration d) { reconnectDelay = d; return this; }
+        public Config statusInterval(Duration d) { statusInterval = d; return this; }
+        public Config property(String k, String v) { properties.setProperty(k, v); return this; }
+    }
+
+    public static Config config(String jdbcUrl, String user, String slotName) {
+        Config c = new Config();
+        c.jdbcUrl = jdbcUrl;
+        c.slotName = slotName;
+        c.properties.setProperty("user", user);
+        return c;
+    }
+
+    private final Config cfg;
+    private final PreparedAssembler assembler;
+    private final Thread reader;
+    private final ExecutorService handover;
+    private volatile boolean running = true;
+    private volatile boolean connected;
+
+    private final AtomicLong handedOverLsn = new AtomicLong(0);
+    /** Set when a hand-over failed unexpectedly: nothing is acknowledged from there on, and every waiter fails. */
+    private volatile SQLException failure;
+    final AtomicLong prepares = new AtomicLong(), handedOver = new AtomicLong(), refused = new AtomicLong(),
+            discarded = new AtomicLong(), duplicates = new AtomicLong(), reconnects = new AtomicLong();
+
+    // guarded by this: waiters, write sets nobody waits for yet, and prepares already handed over (gid@lsn)
+    private final Map<String, CompletableFuture<WriteSet>> waiters = new HashMap<>();
+    private final LinkedHashMap<String, CompletableFuture<WriteSet>> unclaimed = new LinkedHashMap<>();
+    private final LinkedHashMap<String, Boolean> delivered;
+
+    // used on the handover thread only (handed to it by start())
+    private Connection catalog;
+
+    private Connection firstConn;
+    private PGReplicationStream firstStream;
+
+    private PreparedCapture(Config cfg) {
+        this.cfg = cfg;
+        this.assembler = new PreparedAssembler(cfg.maxTransactionBytes);
+        int remembered = cfg.rememberedGids;
+        this.delivered = new LinkedHashMap<>(1024, 0.75f, false) {
+            @Override protected boolean removeEldestEntry(Map.Entry<String, Boolean> e) { return size() > remembered; }
+        };
+        this.handover = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "wanrep-prepared-handover-" + cfg.slotName);
+            t.setDaemon(true);
+            return t;
+        });
+        this.reader = new Thread(this::readLoop, "wanrep-prepared-reader-" + cfg.slotName);
+        this.reader.setDaemon(true);
+    }
+
+    /**
+     * Connects (catalog connection and replication stream; the slot must exist: {@link #createSlot}) and
+     * starts the reader. Throws if the first connection fails.
+     */
+    public static PreparedCapture start(Config cfg) throws SQLException {
+        PreparedCapture c = new PreparedCapture(cfg);
+        Connection cat = c.openCatalog();
+        Connection conn;
+        PGReplicationStream stream;
+        try {
+            conn = c.openReplication();
+            try {
+                stream = c.startStream(conn);
+            } catch (SQLException e) {
+                conn.close();
+                throw e;
+            }
+        } catch (SQLException e) {
+            cat.close();
+            throw e;
+        }
+        c.catalog = cat;        // the executor's first task sees it (Executor submission happens-before)
+        c.firstConn = conn;     // Thread.start() publishes these to the reader
+        c.firstStream = stream;
+        c.reader.start();
+        return c;
+    }
+
+    /**
+     * Completes with the rows the transaction prepared as {@code gid} wrote (WriteSet tag = gid), or fails
+     * with {@link WriteSetRefusedException} when they cannot be shipped faithfully.
+     */
+    public synchronized CompletableFuture<WriteSet> expect(String gid) {
+        CompletableFuture<WriteSet> early = unclaimed.remove(gid);
+        if (early != null) return early;
+        if (failure != null) return CompletableFuture.failedFuture(failure);
+        CompletableFuture<WriteSet> f = waiters.computeIfAbsent(gid, k -> new CompletableFuture<>());
+        // a waiter that gives up (timeout, cancel) must not leak
+        f.whenComplete((ws, e) -> { if (e != null) synchronized (this) { waiters.remove(gid, f); } });
+        return f;
+    }
+
+    public boolean isConnected() { return connected; }
+
+    /** Why this capture stopped handing over write sets, or null while it works. */
+    public SQLException failure() { return failure; }
+
+    /** The LSN last published for confirmation, or null. */
+    String confirmedLsn() {
+        long l = handedOverLsn.get();
+        return l == 0 ? null : LogSequenceNumber.valueOf(l).asString();
+    }
+
+    // ---------------------------------------------------------------- reader thread
+
+    private Connection openReplication() throws SQLException {
+        Properties p = new Properties();
+        p.putAll(cfg.properties);
+        PGProperty.REPLICATION.set(p, "database");
+        PGProperty.ASSUME_MIN_SERVER_VERSION.set(p, "10");   // without it pgjdbc never sends replication=database
+        PGProperty.PREFER_QUERY_MODE.set(p, "simple");
+        return DriverManager.getConnection(cfg.jdbcUrl, p);
+    }
+
+    /**
+     * Two-phase decoding is a property of the slot (created with two_phase = true); test_decoding in
+     * PostgreSQL 15 takes no stream option for it. skip-empty-xacts is OFF on purpose: with it on,
+     * test_decoding 15 prints neither BEGIN nor PREPARE for a prepared transaction whose only output is
+     * a logical message or whose changes were catalog-only, so its waiter would never hear of it.
+     */
+    private PGReplicationStream startStream(Connection conn) throws SQLException {
+        return conn.unwrap(PGConnection.class).getReplicationAPI().replicationStream().logical()
+                .withSlotName(cfg.slotName)
+                .withSlotOption("include-xids", "0")
+                .withSlotOption("include-timestamp", "0")
+                .withSlotOption("skip-empty-xacts", "0")
+                .withSlotOption("only-local", "1")
+                .withStatusInterval((int) Math.max(1, cfg.statusInterval.toMillis()), TimeUnit.MILLISECONDS)
+                .withAutomaticFlush(false)   // confirm only what was handed over
+                .start();
+    }
+
+    private void readLoop() {
+        Connection conn = firstConn;
+        PGReplicationStream stream = firstStream;
+        firstConn = null;
+        firstStream = null;
+        while (running) {
+            try {
+                if (stream == null) {
+                    conn = openReplication();
+                    stream = startStream(conn);
+                    reconnects.incrementAndGet();
+                    log.info("prepared capture {} reconnected", cfg.slotName);
+                }
+                connected = true;
+                assembler.reset();
+                pump(stream);
+            } catch (SQLException | RuntimeException e) {
+                if (running) log.warn("prepared capture {}: replication stream failed, reconnecting: {}", cfg.slotName, e.toString());
+            } finally {
+                connected = false;
+                closeQuietly(stream, conn);
+                stream = null;
+                conn = null;
+            }
+            if (running) LockSupport.parkNanos(cfg.reconnectDelay.toNanos());
+        }
+    }
+
+    private void pump(PGReplicationStream stream) throws SQLException {
+        long confirmed = 0;
+        long idle = 0;
+        while (running) {
+            ByteBuffer buf = stream.readPending();
+            long h = handedOverLsn.get();
+            if (h > confirmed) {
+                LogSequenceNumber lsn = LogSequenceNumber.valueOf(h);
+                stream.setFlushedLSN(lsn);
+                stream.setAppliedLSN(lsn);
+                confirmed = h;
+            }
+            if (buf == null) {
+                idle = Math.min(1_000_000, idle == 0 ? 50_000 : idle * 2);
+                LockSupport.parkNanos(idle);
+                continue;
+            }
+            idle = 0;
+            int len = buf.remaining();
+            String lsn = stream.getLastReceiveLSN().asString();
+            PreparedAssembler.Done d;
+            if (len > cfg.maxTransactionBytes && assembler.isOpen() && !startsWithAscii(buf, "PREPARE TRANSACTION ")) {
+                assembler.tooBig(len);   // refuse without decoding (or holding) a huge change
+                continue;
+            }
+            String line = new String(buf.array(), buf.arrayOffset() + buf.position(), len, StandardCharsets.UTF_8);
+            try {
+                d = assembler.accept(TestDecodingParser.parse(line), len, lsn);
+            } catch (IOException e) {
+                log.error("prepared capture {}: unreadable test_decoding message: {}", cfg.slotName, e.getMessage());
+                assembler.poison(e.getMessage());
+                continue;
+            }
+            if (d != null) {
+                if (d.isPrepare()) prepares.incrementAndGet();
+                handover.execute(() -> handOver(d));
+            }
+        }
+        if (confirmed > 0) stream.forceUpdateStatus();
+    }
+
+    private static boolean startsWithAscii(ByteBuffer buf, String prefix) {
+        if (buf.remaining() < prefix.length()) return false;
+        for (int k = 0; k < prefix.length(); k++) if (buf.get(buf.position() + k) != prefix.charAt(k)) return false;
+        return true;
+    }
+
+    private static void closeQuietly(PGReplicationStream stream, Connection conn) {
+        try { if (stream != null && !stream.isClosed()) stream.close(); } catch (SQLException | RuntimeException ignored) { }
+        try { if (conn != null) conn.close(); } catch (SQLException | RuntimeException ignored) { }
+    }
+
+    // ---------------------------------------------------------------- handover thread
+
+    /**
+     * Hands one prepared transaction over (or just passes a discarded one), then publishes its LSN for
+     * the reader to confirm. A hand-over that fails unexpectedly stops the capture: the waiter gets the
+     * failure, and neither this nor any later LSN is confirmed.
+     */
+    private void handOver(PreparedAssembler.Done d) {
+        if (failure != null) {
+            if (d.isPrepare()) deliver(d, null, failure);
+            return;
+        }
+        try {
+            if (d.isPrepare()) {
+                WriteSet ws = null;
+                SQLException refusal = d.refusal();
+                if (refusal == null) {
+                    try {
+                        ws = new WriteSet(d.gid(), rows(d));
+                    } catch (WriteSetRefusedException e) {
+                        refusal = e;
+                    }
+                }
+                if (refusal != null) refused.incrementAndGet();
+                deliver(d, ws, refusal);
+            } else {
+                discarded.incrementAndGet();
+            }
+        } catch (RuntimeException e) {
+            log.error("prepared capture {}: hand-over of {} failed; the capture stops handing over", cfg.slotName, d.gid(), e);
+            fail(new SQLException("prepared-transaction capture " + cfg.slotName + " failed handing over " + d.gid() + ": " + e, "XX000", e));
+            if (d.isPrepare()) deliver(d, null, failure);
+            return;
+        }
+        handedOverLsn.accumulateAndGet(LogSequenceNumber.valueOf(d.lsn()).asLong(), Math::max);
+    }
+
+    /** Catalog lookup (reconnecting once if the connection broke) and conversion. */
+    private List<RowChange> rows(PreparedAssembler.Done d) throws WriteSetRefusedException {
+        if (d.changes().isEmpty()) return List.of();
+        SQLException last = null;
+        for (int attempt = 0; attempt < 2; attempt++) {
+            try {
+                if (catalog == null || catalog.isClosed()) catalog = openCatalog();
+                return PreparedRows.rows(d.changes(), PreparedRows.lookup(catalog, d.changes()));
+            } catch (WriteSetRefusedException e) {
+                throw e;
+            } catch (SQLException e) {
+                last = e;
+                closeCatalog();
+            }
+        }
+        throw new WriteSetRefusedException("cannot read the catalog for prepared transaction " + d.gid() + ": " + last.getMessage(),
+                last.getSQLState() == null ? "XX000" : last.getSQLState());
+    }
+
+    private Connection openCatalog() throws SQLException {
+        Properties p = new Properties();
+        p.putAll(cfg.properties);
+        Connection c = DriverManager.getConnection(cfg.jdbcUrl, p);
+        try (Statement st = c.createStatement()) {
+            // every type outside pg_catalog comes schema-qualified from format_type: the applier's search_path does not matter
+            st.execute("SET search_path = pg_catalog");
+            try (ResultSet rs = st.executeQuery("SELECT pg_catalog.pg_encoding_to_char(encoding) FROM pg_catalog.pg_database WHERE datname = pg_catalog.current_database()")) {
+                rs.next();
+                if (!"UTF8".equals(rs.getString(1))) {
+                    c.close();
+                    throw new SQLException("prepared-transaction capture needs a UTF8 database (test_decoding writes the database encoding), not "
+                            + rs.getString(1), "0A000");
+                }
+            }
+        }
+        return c;
+    }
+
+    private void closeCatalog() {
+        try { if (catalog != null) catalog.close(); } catch (SQLException ignored) { }
+        catalog = null;
+    }
+
+    private void fail(SQLException e) {
+        List<CompletableFuture<WriteSet>> pending;
+        synchronized (this) {
+            if (failure != null) return;
+            failure = e;
+            pending = new ArrayList<>(waiters.values());
+            waiters.clear();
+        }
+        pending.forEach(f -> f.completeExceptionally(e));
+    }
+
+    private void deliver(PreparedAssembler.Done d, WriteSet ws, SQLException refusal) {
+        String gid = d.gid();
+        CompletableFuture<WriteSet> f;
+        synchronized (this) {
+            // the prepare record's LSN tells a resend (same LSN) from a later transaction reusing the gid
+            if (delivered.put(gid + "@" + d.lsn(), Boolean.TRUE) != null) {
+                duplicates.incrementAndGet();   // resent after a reconnect
+                return;
+            }
+            f = waiters.remove(gid);
+            if (f == null) {
+                f = new CompletableFuture<>();
+                unclaimed.remove(gid);   // an older, unclaimed prepare of a reused gid: the newest wins
+                unclaimed.put(gid, f);
+                if (unclaimed.size() > cfg.unclaimedLimit) {
+                    String eldest = unclaimed.keySet().iterator().next();
+                    unclaimed.remove(eldest);
+                    log.warn("prepared capture {}: nobody claimed write set {}; dropped", cfg.slotName, eldest);
+                }
+            }
+        }
+        handedOver.incrementAndGet();
+        if (refusal != null) f.completeExceptionally(refusal);
+        else f.complete(ws);
+    }
+
+    @Override public void close() {
+        running = false;
+        try {
+            reader.join(10_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        handover.shutdown();
+        try {
+            handover.awaitTermination(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        closeCatalog();   // the handover thread has ended: no race
+        synchronized (this) {
+            SQLException closed = new SQLException("prepared-transaction capture " + cfg.slotName + " closed", "57P01");
+            List<CompletableFuture<WriteSet>> pending = new ArrayList<>(waiters.values());
+            waiters.clear();
+            pending.forEach(f -> f.completeExceptionally(closed));
+        }
+    }
+
+    // ---------------------------------------------------------------- slots
+
+    /**
+     * Creates a test_decoding slot with two-phase decoding on the database of {@code c} (a normal
+     * connection). Returns false if a slot of that name exists already. Changes committed before are never captured.
+     */
+    public static boolean createSlot(Connection c, String slot) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT 1 FROM pg_catalog.pg_replication_slots WHERE slot_name = ?")) {
+            ps.setString(1, slot);
+            try (ResultSet rs = ps.executeQuery()) { if (rs.next()) return false; }
+        }
+        try (PreparedStatement ps = c.prepareStatement("SELECT pg_catalog.pg_create_logical_replication_slot(?, 'test_decoding', false, true)")) {
+            ps.setString(1, slot);
+            ps.execute();
+            return true;
+        } catch (SQLException e) {
+            if ("42710".equals(e.getSQLState())) return false;   // created meanwhile
+            throw e;
+        }
+    }
+
+    /** Drops the slot (its pinned WAL goes with it). Returns false if there was none. */
+    public static boolean dropSlot(Connection c, String slot) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT pg_catalog.pg_drop_replication_slot(slot_name) FROM pg_catalog.pg_replication_slots WHERE slot_name = ?")) {
+            ps.setString(1, slot);
+            try (ResultSet rs = ps.executeQuery()) { return rs.next(); }
+        }
+    }
+}
