@@ -146,7 +146,20 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
 
     /** Runs a blocking step of {@code w}: on the origin client's own thread when it waits for it, else on a pool thread. */
     private void dispatch(Work w, Runnable r) {
-        if (!(w instanceof OriginWork o && !o.pooled && o.offer(r))) threads.execute(() -> runHere(r));
+        if (!(w instanceof OriginWork o && !o.pooled && o.offer(r))) onPool(() -> runHere(r));
+    }
+
+    /**
+     * Runs {@code r} on a pool thread; once {@link #close} shut the pool down (the site is stopping) it is dropped: the
+     * site's transactions end with it, and a grant that came in late must not throw on the engine's thread.
+     */
+    private void onPool(Runnable r) {
+        try {
+            threads.execute(r);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            if (!threads.isShutdown()) throw e;
+            LOG.debug("site stopping: a step of a transaction not run ({})", e.toString());
+        }
     }
 
     /** Steps left to this thread by the step it runs (see {@link #commitNext}); null outside a step. */
@@ -851,7 +864,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
             pool.release(c);
             return;
         }
-        threads.execute(() -> {
+        onPool(() -> {
             try {
                 settleCancel(w);
                 if (resetSession && !c.isBroken()) {

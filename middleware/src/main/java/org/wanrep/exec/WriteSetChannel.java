@@ -13,6 +13,7 @@ import org.wanrep.txn.WriteSetMessageCodec;
 import org.wanrep.wire.WireMessage;
 import org.wanrep.writeset.WriteSet;
 import org.wanrep.writeset.apply.WriteSetApplier;
+import org.wanrep.writeset.capture.PreparedCapture;
 import org.wanrep.writeset.capture.WriteSetCapture;
 
 import java.sql.Connection;
@@ -36,6 +37,11 @@ import java.util.function.Consumer;
  * a small pool of appliers (each with its own replication origin, which the capture skips). Ships
  * what this site executed (RELIABLE multicast) and applies what others shipped.
  *
+ * <p>With certified interactive blocks ({@code blocks: certify}) it also captures each prepared block's
+ * write set at PREPARE TRANSACTION (a {@link PreparedCapture} on a two-phase test_decoding slot per
+ * database), which the block's CERTIFY carries to the others; under symmetric execution that is all it
+ * captures (no wal2json slot), and its appliers apply the certified blocks of the other sites.
+ *
  * <p>Slots are created when the site starts (for every database there) or, for a database that
  * appears later, before the first transaction this site executes in it; they are dropped when the
  * site stops cleanly. A crashed site leaves its slots, whose WAL retention
@@ -50,6 +56,10 @@ public final class WriteSetChannel implements WriteSetIo, AutoCloseable {
     private final BackendTarget target;
     private final int appliersPerDatabase;
     private final Map<String, WriteSetCapture> captures = new HashMap<>();
+    /** Read without the monitor (see {@link #preparedWriteSet}): creating a slot waits for open transactions. */
+    private final Map<String, PreparedCapture> preparedCaptures = new java.util.concurrent.ConcurrentHashMap<>();
+    /** Whether committed transactions are captured (write-set policies) and prepared ones (certified blocks). */
+    private final boolean capturesCommitted, capturesPrepared;
     private final Map<String, BlockingQueue<Applier>> appliers = new HashMap<>();
     private final List<Applier> allAppliers = new ArrayList<>();
     private final ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
@@ -60,9 +70,19 @@ public final class WriteSetChannel implements WriteSetIo, AutoCloseable {
     private record Applier(Connection connection, WriteSetApplier applier, String origin) {}
 
     public WriteSetChannel(String site, BackendTarget target, int appliersPerDatabase) {
+        this(site, target, appliersPerDatabase, true, false);
+    }
+
+    /**
+     * {@code committed}: captures committed transactions (write-set policies); {@code prepared}: captures
+     * certified blocks at PREPARE TRANSACTION (see {@link #preparedWriteSet}).
+     */
+    public WriteSetChannel(String site, BackendTarget target, int appliersPerDatabase, boolean committed, boolean prepared) {
         this.site = site;
         this.target = target;
         this.appliersPerDatabase = appliersPerDatabase;
+        this.capturesCommitted = committed;
+        this.capturesPrepared = prepared;
     }
 
     public void attach(Gcs g) { this.gcs = g; }
@@ -72,16 +92,20 @@ public final class WriteSetChannel implements WriteSetIo, AutoCloseable {
 
     /** Starts capture for every database the replica has (call before the site takes part in the group). */
     public void startAll() throws SQLException {
-        List<String> dbs = new ArrayList<>();
-        try (Connection c = connect("postgres"); Statement st = c.createStatement();
-             var rs = st.executeQuery("SELECT datname FROM pg_catalog.pg_database WHERE datallowconn AND NOT datistemplate ORDER BY datname")) {
-            while (rs.next()) dbs.add(rs.getString(1));
-        }
-        for (String db : dbs) capture(db);
+        for (String db : databases()) capture(db);
     }
 
-    /** The capture of {@code database}, created (slot included) if needed. */
-    public synchronized WriteSetCapture capture(String database) {
+    /**
+     * Makes sure {@code database} is captured (slots included), as configured: before a transaction that
+     * needs it has a transaction id (a new slot waits for the transactions open when it is made).
+     */
+    public synchronized void capture(String database) {
+        if (capturesCommitted) committedCapture(database);
+        if (capturesPrepared) preparedCapture(database);
+    }
+
+    /** The capture of {@code database}'s committed transactions, created (slot included) if needed. */
+    private synchronized WriteSetCapture committedCapture(String database) {
         if (closed) throw new IllegalStateException("site " + site + " is stopped");
         WriteSetCapture c = captures.get(database);
         if (c != null) return c;
@@ -103,6 +127,85 @@ public final class WriteSetChannel implements WriteSetIo, AutoCloseable {
         return c;
     }
 
+    /** The capture of {@code database}'s prepared transactions, created (two-phase slot included) if needed. */
+    private synchronized PreparedCapture preparedCapture(String database) {
+        if (closed) throw new IllegalStateException("site " + site + " is stopped");
+        PreparedCapture c = preparedCaptures.get(database);
+        if (c != null) return c;
+        String slot = preparedSlotName(site, database);
+        try {
+            try (Connection conn = connect(database)) {
+                PreparedCapture.dropSlot(conn, slot);   // what an earlier run left: blocks nobody waits for now
+                PreparedCapture.createSlot(conn, slot);
+            }
+            PreparedCapture.Config cfg = PreparedCapture.config(jdbcUrl(database), target.user(), slot);
+            if (!target.password().isEmpty()) cfg.property("password", target.password());
+            c = PreparedCapture.start(cfg);
+        } catch (SQLException e) {
+            throw new IllegalStateException("site " + site + ": cannot capture prepared write sets in database " + database + ": " + e.getMessage(), e);
+        }
+        preparedCaptures.put(database, c);
+        LOG.info("site {}: capturing certified blocks' write sets of database {} at PREPARE from slot {}", site, database, slot);
+        return c;
+    }
+
+    /**
+     * The write set of the transaction prepared as {@code gid} in {@code database}, decoded at its PREPARE TRANSACTION
+     * (fails with a {@link org.wanrep.writeset.WriteSetRefusedException} if it cannot travel as a write set). Never
+     * creates the capture (a slot made now would wait for this very transaction): fails at once if there is none.
+     */
+    public CompletableFuture<WriteSet> preparedWriteSet(String database, String gid) {
+        PreparedCapture c = preparedCaptures.get(database);
+        if (c == null) return CompletableFuture.failedFuture(new IllegalStateException("site " + site + " does not capture prepared transactions of database " + database));
+        return c.expect(gid).orTimeout(CAPTURE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * Whether a transaction that begins now in {@code database} will have its write set captured at PREPARE. If not,
+     * the capture is started in the background (its slot waits for the transactions open then, prepared ones included,
+     * which may be resolved only later), for the blocks that begin after it.
+     */
+    public boolean capturesPreparedNow(String database) {
+        if (!capturesPrepared) return false;
+        if (preparedCaptures.containsKey(database)) return true;
+        startPreparedInBackground(List.of(database));
+        return false;
+    }
+
+    /** Starts the prepared captures of {@code databases} on a thread of their own (see {@link #capturesPreparedNow}). */
+    public void startPreparedInBackground(List<String> databases) {
+        if (!capturesPrepared) return;
+        synchronized (starting) {
+            databases = databases.stream().filter(starting::add).toList();
+        }
+        if (databases.isEmpty()) return;
+        List<String> dbs = databases;
+        Thread.ofVirtual().name("wanrep-prepared-capture-" + site).start(() -> {
+            for (String db : dbs) {
+                try {
+                    preparedCapture(db);
+                } catch (RuntimeException e) {
+                    LOG.warn("site {}: {}; certified blocks of {} replay their statement log", site, e.getMessage(), db);
+                } finally {
+                    synchronized (starting) { starting.remove(db); }
+                }
+            }
+        });
+    }
+
+    /** Databases whose prepared capture a background thread is starting. */
+    private final java.util.Set<String> starting = new java.util.HashSet<>();
+
+    /** The databases of the replica that accept connections. */
+    public List<String> databases() throws SQLException {
+        List<String> dbs = new ArrayList<>();
+        try (Connection c = connect("postgres"); Statement st = c.createStatement();
+             var rs = st.executeQuery("SELECT datname FROM pg_catalog.pg_database WHERE datallowconn AND NOT datistemplate ORDER BY datname")) {
+            while (rs.next()) dbs.add(rs.getString(1));
+        }
+        return dbs;
+    }
+
     /**
      * Before a state transfer replaces the replica's databases: stops every capture and applier and drops this
      * site's slots (DROP DATABASE refuses a database with a slot; the copy's transactions, committed elsewhere,
@@ -113,6 +216,8 @@ public final class WriteSetChannel implements WriteSetIo, AutoCloseable {
         if (closed) throw new IllegalStateException("site " + site + " is stopped");
         for (WriteSetCapture c : captures.values()) c.close();
         captures.clear();
+        for (PreparedCapture c : preparedCaptures.values()) c.close();
+        preparedCaptures.clear();
         for (Applier a : allAppliers) {
             try { a.applier().close(); } catch (SQLException ignored) { }
             try { a.connection().close(); } catch (SQLException ignored) { }
@@ -123,7 +228,10 @@ public final class WriteSetChannel implements WriteSetIo, AutoCloseable {
         try (Connection c = connect("postgres"); Statement st = c.createStatement()) {
             List<String> slots = new ArrayList<>();
             try (var rs = st.executeQuery("SELECT datname FROM pg_catalog.pg_database")) {
-                while (rs.next()) slots.add(slotName(site, rs.getString(1)));
+                while (rs.next()) {
+                    slots.add(slotName(site, rs.getString(1)));
+                    slots.add(preparedSlotName(site, rs.getString(1)));
+                }
             }
             for (String slot : slots) dropSlotOnceInactive(c, slot);
         }
@@ -131,7 +239,8 @@ public final class WriteSetChannel implements WriteSetIo, AutoCloseable {
 
     /** After the restore: slots created again (so they start after every restored transaction) and captures restarted. */
     public void resumeAfterRestore() throws SQLException {
-        startAll();
+        if (capturesCommitted) startAll();
+        else startPreparedInBackground(databases());
     }
 
     /** A closed capture's walsender may take a moment to end: its slot stays active until then. */
@@ -154,6 +263,11 @@ public final class WriteSetChannel implements WriteSetIo, AutoCloseable {
 
     static String slotName(String site, String database) {
         return ("wanrep_" + site + "_" + database).toLowerCase(java.util.Locale.ROOT).replaceAll("[^a-z0-9_]", "_");
+    }
+
+    /** The two-phase slot of {@code database}'s prepared transactions ("wanrep2pc_": no site's name makes it a {@link #slotName}). */
+    static String preparedSlotName(String site, String database) {
+        return ("wanrep2pc_" + site + "_" + database).toLowerCase(java.util.Locale.ROOT).replaceAll("[^a-z0-9_]", "_");
     }
 
     @Override public void ship(Txn t) {
@@ -185,13 +299,9 @@ public final class WriteSetChannel implements WriteSetIo, AutoCloseable {
         });
     }
 
-    @Override public void shipBlock(WriteSetMessage m) {
-        gcs.multicast(WriteSetMessageCodec.encode(m), Delivery.RELIABLE);
-    }
-
     /** The write set of the transaction tagged {@code tag} in {@code database}, once captured. */
     public CompletableFuture<WriteSet> captured(String database, String tag) {
-        return capture(database).expect(tag).orTimeout(CAPTURE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        return committedCapture(database).expect(tag).orTimeout(CAPTURE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     private void multicast(WriteSetMessage m) {
@@ -221,7 +331,10 @@ public final class WriteSetChannel implements WriteSetIo, AutoCloseable {
             try {
                 boolean fresh = a.applier().apply(m.writeSet(), new WriteSetApplier.InTransaction() {
                     @Override public boolean before(Connection c) throws SQLException {
-                        return WriteSetSql.markApplied(c, origin, m.id().seq());
+                        if (!WriteSetSql.markApplied(c, origin, m.id().seq())) return false;
+                        String record = t.recordSql();   // a certified block under symmetric execution: its GSN, as any transaction's
+                        if (record != null) try (Statement st = c.createStatement()) { st.execute(record); }
+                        return true;
                     }
                     @Override public void after(Connection c) throws SQLException {
                         if (m.sequences().isEmpty()) return;
@@ -319,23 +432,28 @@ public final class WriteSetChannel implements WriteSetIo, AutoCloseable {
         if (closed) return;
         closed = true;
         for (WriteSetCapture c : captures.values()) c.close();
+        for (PreparedCapture c : preparedCaptures.values()) c.close();
         for (Applier a : allAppliers) {
             try { a.applier().close(); } catch (SQLException ignored) { }
             try { a.connection().close(); } catch (SQLException ignored) { }
         }
         if (dropSlots) {
-            for (String db : captures.keySet()) {
+            java.util.Set<String> dbs = new java.util.TreeSet<>(captures.keySet());
+            dbs.addAll(preparedCaptures.keySet());
+            for (String db : dbs) {
                 try (Connection c = connect(db); Statement st = c.createStatement()) {
-                    WriteSetCapture.dropSlot(c, slotName(site, db));
+                    if (captures.containsKey(db)) WriteSetCapture.dropSlot(c, slotName(site, db));
+                    if (preparedCaptures.containsKey(db)) dropSlotOnceInactive(c, preparedSlotName(site, db));
                     for (Applier a : allAppliers) {
                         try { st.execute("SELECT pg_catalog.pg_replication_origin_drop('" + a.origin() + "')"); } catch (SQLException ignored) { }
                     }
                 } catch (SQLException e) {
-                    LOG.warn("site {}: could not drop the slot of {}: {}", site, db, e.getMessage());
+                    LOG.warn("site {}: could not drop the slots of {}: {}", site, db, e.getMessage());
                 }
             }
         }
         captures.clear();
+        preparedCaptures.clear();
         appliers.clear();
         allAppliers.clear();
         threads.shutdown();

@@ -753,14 +753,24 @@ public final class ClientSession implements Runnable {
             }
         }
         @Override public InteractiveBlock.WriteSets writeSets() { return writeSets; }
+        @Override public InteractiveBlock.PreparedWriteSets preparedWriteSets() {
+            org.wanrep.exec.WriteSetChannel c = ctx.preparedWriteSets();
+            if (c == null) return null;
+            String db = database;
+            return new InteractiveBlock.PreparedWriteSets() {
+                @Override public boolean capturesNow() { return c.capturesPreparedNow(db); }
+                @Override public CompletableFuture<org.wanrep.writeset.WriteSet> prepared(String gid) { return c.preparedWriteSet(db, gid); }
+            };
+        }
     }
 
     /** This site's write-set shipping as a block sees it (null under symmetric execution). */
     private final class BlockWriteSets implements InteractiveBlock.WriteSets {
         @Override public void capture() { ctx.writeSets().capture(database); }
         @Override public String tagAndCheckSql(String tag) {
-            return org.wanrep.exec.WriteSetSql.tag(tag) + "; " + org.wanrep.exec.WriteSetSql.checkAndSequences(TableSet.allTables());
+            return org.wanrep.exec.WriteSetSql.tag(tag) + "; " + checkSql();
         }
+        @Override public String checkSql() { return org.wanrep.exec.WriteSetSql.checkAndSequences(TableSet.allTables()); }
         @Override public CompletableFuture<org.wanrep.writeset.WriteSet> captured(String tag) { return ctx.writeSets().captured(database, tag); }
     }
 

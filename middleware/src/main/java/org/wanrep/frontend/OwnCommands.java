@@ -72,9 +72,10 @@ final class OwnCommands {
         }
         if (reset) return null;   // RESET wanrep.sites means nothing: PostgreSQL answers it
         if (what.equals("certification"))   // interactive blocks certified at this site since it started (every site decides alike)
-            return new Answer("SHOW", List.of("site", "certified_commits", "certification_aborts", "aborts_of_own_clients"),
+            return new Answer("SHOW", List.of("site", "certified_commits", "certification_aborts", "aborts_of_own_clients",
+                    "write_sets_applied", "logs_replayed"),
                     List.of(List.of(ctx.site(), Long.toString(e.certifiedCommits()), Long.toString(e.certificationAborts()),
-                            Long.toString(e.ownCertificationAborts()))));
+                            Long.toString(e.ownCertificationAborts()), Long.toString(e.certifiedWriteSetsApplied()), Long.toString(e.certifiedLogsReplayed()))));
         // current() first: it ends the drain after a catch-up, which else only a client's request would (a site
         // without clients showed "catching-up (lag 0)" for ever, and cluster check left its replica out)
         boolean current = e.current();

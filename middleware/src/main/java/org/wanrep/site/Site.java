@@ -145,7 +145,7 @@ public final class Site implements AutoCloseable {
         } catch (IllegalArgumentException e) {
             throw new Config.ConfigException(e.getMessage());
         }
-        SessionLimit sessions = new SessionLimit(clientLimit(c, target, policy.kind() != ExecutionPolicy.Kind.SYMMETRIC));
+        SessionLimit sessions = new SessionLimit(clientLimit(c, target, policy.kind() != ExecutionPolicy.Kind.SYMMETRIC || c.get("blocks").equals("certify")));
         BackendPool pool = new BackendPool(target, c.getInt("pool.size"), Duration.ofMillis(c.getInt("pool.wait_timeout_ms")));
         // requests that other sites' clients sent run here logged in as their roles, with the passwords configured for them
         UserDirectory roleUsers = UserDirectory.parse(c.get("users"));
@@ -173,10 +173,18 @@ public final class Site implements AutoCloseable {
         }
         WireTxnExecutor executor = new WireTxnExecutor(pool);
         WriteSetChannel channel = null;
+        boolean certify = c.get("blocks").equals("certify");
         if (policy.kind() != ExecutionPolicy.Kind.SYMMETRIC) {
-            channel = new WriteSetChannel(name, target, c.getInt("writeset.appliers"));
+            // certified blocks' write sets are captured at PREPARE too, and travel in their CERTIFY
+            channel = new WriteSetChannel(name, target, c.getInt("writeset.appliers"), true, certify);
             channel.startAll();   // before this site executes anything for the others
             executor.onCapturedDatabase(channel::capture);
+        } else if (certify) {
+            // symmetric execution: a certified block's write set, captured at its origin's PREPARE, is applied here; the
+            // captures start in the background (a slot waits for open transactions: prepared ones left by the last
+            // incarnation end only once the total order resolves them), and until then blocks ship their statement log
+            channel = new WriteSetChannel(name, target, c.getInt("writeset.appliers"), false, true);
+            channel.startPreparedInBackground(channel.databases());
         }
         ReplicationEngine engine = new ReplicationEngine(name, delivery(c), executor, policy, channel != null ? channel : WriteSetIo.NONE);
         engine.replicaConnections(c.getInt("pool.size"));   // commits in order: one connection is always left for the next to commit
@@ -205,7 +213,7 @@ public final class Site implements AutoCloseable {
             });
             engine.catchUpFrom(new LogFetcher(cluster, name));
             executor.recordPositionsIn(target);
-            engine.stateTransferFrom(new StateTransfer(cluster, name, target, pool, null));
+            engine.stateTransferFrom(new StateTransfer(cluster, name, target, pool, channel));
             engine.chooseCatchUpBy(new org.wanrep.txn.CatchUpChoice(c.getDouble("rejoin.replay_per_second"), c.getDouble("rejoin.transfer_mb_per_second")));
             // a new site, or one whose replica is half a copy: a state transfer at once, not the logs from GSN 1
             engine.newSite(c.get("gcs.bootstrap").equals("off") || halfRestored);
@@ -284,8 +292,9 @@ public final class Site implements AutoCloseable {
         }
         SiteContext ctx = new SiteContext(name, target, UserDirectory.parse(c.get("users")), engine,
                 new org.wanrep.sql.Classifiers(target, org.wanrep.sql.Classifiers.configuredFunctions(c), policy.kind() != ExecutionPolicy.Kind.SYMMETRIC),
-                new CancelRegistry(), c.get("queries").equals("locked"), Duration.ofMillis(c.getInt("pool.wait_timeout_ms")), channel, sessions, c.get("testing.fault_injection").equals("on"),
-                clientLimits(c, sessions.max()));
+                new CancelRegistry(), c.get("queries").equals("locked"), Duration.ofMillis(c.getInt("pool.wait_timeout_ms")),
+                policy.kind() != ExecutionPolicy.Kind.SYMMETRIC ? channel : null, sessions, c.get("testing.fault_injection").equals("on"),
+                clientLimits(c, sessions.max()), channel);
         // DDL run here for another site's client changes the catalog the classifiers know (called under the
         // engine's monitor for every commit: the origin's analysis travels with the request, nothing is parsed)
         engine.onCommit(r -> {

@@ -101,6 +101,21 @@ public final class InteractiveBlock {
 
         /** This site's write-set shipping, null under symmetric execution. */
         WriteSets writeSets();
+
+        /** This site's capture of certified blocks' write sets at PREPARE, null when blocks do not certify. */
+        default PreparedWriteSets preparedWriteSets() { return null; }
+    }
+
+    /** The capture of a certified block's write set at its PREPARE TRANSACTION, which its CERTIFY then carries. */
+    public interface PreparedWriteSets {
+        /**
+         * Whether a block that begins now (it has no transaction id yet) will have its write set captured at PREPARE;
+         * if not, the capture starts in the background for later blocks.
+         */
+        boolean capturesNow();
+
+        /** The write set of the transaction prepared as {@code gid}, once decoded (fails if it cannot travel as one). */
+        CompletableFuture<WriteSet> prepared(String gid);
     }
 
     /** Write-set shipping for a block under a write-set policy (primary-copy, local-copy). */
@@ -110,6 +125,9 @@ public final class InteractiveBlock {
 
         /** SQL that tags the transaction for capture and checks it can travel as a write set; rows are (sequence, value). */
         String tagAndCheckSql(String tag);
+
+        /** As {@link #tagAndCheckSql} without the tag (a certified block's write set is captured at PREPARE). */
+        String checkSql();
 
         /** The captured write set of the transaction tagged {@code tag}, once committed. */
         CompletableFuture<WriteSet> captured(String tag);
@@ -157,6 +175,8 @@ public final class InteractiveBlock {
     private boolean ddl;
     /** Commits by certification unless it goes exclusive (see {@link #commitCertified}); set at BEGIN. */
     private boolean certifying;
+    /** Its PREPARE will be decoded (the capture ran before it had a transaction id): its CERTIFY may carry its write set. */
+    private boolean preparedCaptured;
     /** Its snapshot position: every transaction delivered up to it had finished here before its snapshot. */
     private long snapshotGsn;
     /** What its statements read and wrote, at the granularity the classifier showed (rows, tables, all). */
@@ -197,6 +217,8 @@ public final class InteractiveBlock {
         // under a write-set policy the capture of this database must run before the block's COMMIT PREPARED (normally it
         // does from the site's start: a slot made now would wait for this very transaction if it has an id already)
         if (b.certifying && session.writeSets() != null) session.writeSets().capture();
+        // its write set can travel in its CERTIFY if the capture at PREPARE ran before the block has a transaction id
+        b.preparedCaptured = b.certifying && session.preparedWriteSets() != null && session.preparedWriteSets().capturesNow();
         b.snapshotGsn = snapshotGsn;
         b.readsAndWrites = tables;
         if (session.status() == 'T') {
@@ -634,12 +656,18 @@ public final class InteractiveBlock {
         } else {
             prepare = mark + "; " + prepare;   // one round trip: if the mark fails, nothing is prepared and the block is rolled back
         }
-        // under a write-set policy: tagged for the capture, which has it once COMMIT PREPARED ran, and checked to travel
-        // as a write set (keys); the sequences it reached travel with it
-        String tag = id + "@" + engine.self();
+        // symmetric execution: its write set travels unless the block ran code the classifier does not read (a catalog
+        // change in a function, say) or wrote an unlogged table (never decoded): those replay its statement log
+        boolean carry = preparedCaptured && (ships || !ranUnreadCode);
+        boolean[] unlogged = {false};
+        // a message makes sure the decoder shows the prepared transaction (one that only wrote temporary tables has
+        // no change it would print, and nothing would answer the wait for its write set)
+        if (carry) prepare = "SELECT pg_catalog.pg_logical_emit_message(true, 'wanrep-prepared', '')" + "; " + prepare;
+        if (carry && !ships) prepare = UNLOGGED_WRITES_SQL + "; " + prepare;
+        // under a write-set policy: checked to travel as a write set (keys); the sequences it reached travel with it
         Map<String, Long> sequences = new java.util.TreeMap<>();
         if (ships) {
-            PgError te = session.runCollecting(session.writeSets().tagAndCheckSql(tag),
+            PgError te = session.runCollecting(session.writeSets().checkSql(),
                     row -> { if (row.size() == 2 && row.get(0) != null && row.get(1) != null) sequences.put(row.get(0), Long.parseLong(row.get(1))); });
             if (te != null || session.status() != 'T') {
                 endAtCommit(unit, te);
@@ -648,7 +676,12 @@ public final class InteractiveBlock {
         }
         PgError pe;
         try {
-            pe = session.run(prepare);
+            boolean checked = !carry || ships;
+            boolean[] first = {true};
+            pe = checked ? session.run(prepare) : session.runCollecting(prepare, row -> {
+                if (first[0]) unlogged[0] = "t".equals(row.get(0));
+                first[0] = false;
+            });
         } catch (IOException | RuntimeException x) {
             // whether it is prepared is not known here, and a prepared transaction outlives its connection (and a restart
             // of the replica): left alone it would hold its rows for ever; never ordered, but not resolved by guess either
@@ -663,8 +696,20 @@ public final class InteractiveBlock {
             session.answerUnrelayed(unit, pe != null ? pe : PgError.error("25000", "wanrep: PREPARE TRANSACTION did not end the block"));
             return;
         }
-        // the session's order too: at another site its next update must not commit before this block's replay
-        TxnRequest req = TxnRequest.certify(id, readsAndWrites.inSession(session.orderKey()), database, log, timestampMicros, seed, settings, snapshotGsn, ships);
+        byte[] writeSet = null;
+        if (carry && !unlogged[0]) {
+            writeSet = capturedWriteSet(gid, id, sequences, unit, ships);
+            if (writeSet == null && ships) return;   // rolled back, the client told why
+        } else if (ships) {
+            resolvePrepared(gid, false, id);
+            session.answerUnrelayed(unit, PgError.error("58000", "wanrep: the write set of this transaction is not captured here; the transaction was rolled back")
+                    .withHint("Retry the transaction."));
+            return;
+        }
+        // the session's order too: at another site its next update must not commit before this block's apply or replay;
+        // with its write set it carries no log (no site replays it)
+        TxnRequest req = TxnRequest.certify(id, readsAndWrites.inSession(session.orderKey()), database, writeSet != null ? List.of() : log,
+                timestampMicros, seed, settings, snapshotGsn, ships, writeSet);
         Txn t;
         try {
             t = outcome(engine.submit(req));
@@ -690,7 +735,6 @@ public final class InteractiveBlock {
         boolean committed = false;
         try {
             committed = resolvePrepared(gid, true, id);
-            if (committed && ships) shipWriteSet(id, tag, sequences);
         } finally {
             engine.blockCommitted(id, committed);
         }
@@ -711,18 +755,31 @@ public final class InteractiveBlock {
         session.answerUnrelayed(unit, error != null ? error : PgError.error("25000", "wanrep: the transaction block ended before COMMIT"));
     }
 
+    /** Whether the block wrote an unlogged table (logical decoding never sees it): one row, t or f. */
+    private static final String UNLOGGED_WRITES_SQL = "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_locks l JOIN pg_catalog.pg_class c ON c.oid = l.relation"
+            + " WHERE l.pid = pg_catalog.pg_backend_pid() AND l.locktype = 'relation' AND l.mode = 'RowExclusiveLock' AND c.relpersistence = 'u')";
+
     /**
-     * Under a write-set policy: the certified block committed here; its write set goes to the others, which hold its locks
-     * until they applied it. If it cannot, this site stops (the others then replay the block's log at the policy's executor).
+     * The block's write set as its origin's capture decoded it at PREPARE, encoded for its CERTIFY. If it cannot be had:
+     * under symmetric execution null (the block's statement log travels instead); under a write-set policy, which has no
+     * other way, the prepared transaction is rolled back (nothing was ordered), the client told why, and null.
      */
-    private void shipWriteSet(RequestId id, String tag, Map<String, Long> sequences) throws IOException {
+    private byte[] capturedWriteSet(String gid, RequestId id, Map<String, Long> sequences, List<WireMessage> unit, boolean ships) throws IOException {
         try {
-            WriteSet ws = outcome(session.writeSets().captured(tag));
-            engine.shipCertifiedWriteSet(new WriteSetMessage(id, engine.self(), true, List.of(), ws, sequences));
+            WriteSet ws = outcome(session.preparedWriteSets().prepared(gid));
+            return WriteSetMessageCodec.encode(new WriteSetMessage(id, engine.self(), true, List.of(), ws, sequences));
         } catch (ExecutionException | RuntimeException x) {
-            engine.fail("site " + session.site() + " committed certified block " + id + " but cannot ship its write set: "
-                    + (x instanceof ExecutionException ? x.getCause() : x));
-            throw new BackendException(PgError.fatal("08006", "wanrep: the transaction could not be replicated; this site is stopping"));
+            Throwable cause = x instanceof ExecutionException ? x.getCause() : x;
+            if (!ships) {
+                LOG.debug("block {}: no write set captured at PREPARE ({}); its statement log travels", id, cause.toString());
+                return null;
+            }
+            resolvePrepared(gid, false, id);
+            PgError e = cause instanceof java.sql.SQLException q && q.getSQLState() != null
+                    ? PgError.error(q.getSQLState(), "wanrep: " + q.getMessage() + "; the transaction was rolled back")
+                    : PgError.error("58000", "wanrep: the write set of this transaction could not be captured (" + cause.getMessage() + "); it was rolled back");
+            session.answerUnrelayed(unit, e);
+            return null;
         }
     }
 

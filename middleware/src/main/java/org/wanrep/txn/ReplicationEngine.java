@@ -135,6 +135,8 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     /** Certification of interactive blocks: fed every final delivery, in order (monitor held). */
     private Certifier certifier = new Certifier(DEFAULT_CERTIFICATION_WINDOW);
     private final AtomicLong certifiedCommits = new AtomicLong(), certificationAborts = new AtomicLong(), ownCertificationAborts = new AtomicLong();
+    /** Certified blocks of other sites that this site applied from the write set their CERTIFY carried, or replayed from their log. */
+    private final AtomicLong certifiedApplied = new AtomicLong(), certifiedReplayed = new AtomicLong();
     private volatile boolean certifyBlocks;
 
     /** Deliveries the certifier remembers (setting {@code blocks.certification_window}). */
@@ -565,9 +567,19 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             certifiedCommits.incrementAndGet();
             unfinished.add(gsn);
             unfinishedTxns.put(gsn, t);
-            // a block this site prepared before it restarted: COMMIT PREPARED in its turn; else what the other sites replay
+            // a block this site prepared before it restarted: COMMIT PREPARED in its turn; else what the other sites apply
+            // (the write set its origin captured at PREPARE) or replay (its statement log, when it carries no write set)
             t.work = left != null ? r.committingPrepared(left.gid(), left.database()) : r.asStatementLog();
             t.resolvesPrepared = left != null;
+            if (left == null && !t.origin && r.writeSet().length > 0) {
+                try {
+                    writeSets.put(r.id(), WriteSetMessageCodec.decode(r.writeSet()));
+                } catch (RuntimeException e) {
+                    fail("site " + site + " cannot decode the write set of certified block " + r.id() + " (GSN " + gsn + "): " + e);
+                    return null;
+                }
+                certifiedApplied.incrementAndGet();
+            } else if (left == null && !t.origin) certifiedReplayed.incrementAndGet();
             locks.enqueueFinal(r.id(), r.tables());
             return null;
         }
@@ -597,6 +609,9 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     public long certificationAborts() { return certificationAborts.get(); }
     /** Blocks of this site's clients aborted by certification. */
     public long ownCertificationAborts() { return ownCertificationAborts.get(); }
+    /** Other sites' certified blocks applied here from the write set in their CERTIFY / replayed from their statement log. */
+    public long certifiedWriteSetsApplied() { return certifiedApplied.get(); }
+    public long certifiedLogsReplayed() { return certifiedReplayed.get(); }
 
     /** This site's group member name. */
     public String self() { return self; }
@@ -926,12 +941,6 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             run(t);
         }
     }
-
-    /**
-     * A certified block this site committed as its origin under a write-set policy: its write set goes to the others
-     * (RELIABLE; they apply it under the block's locks) before {@link #blockCommitted} releases them here.
-     */
-    public void shipCertifiedWriteSet(WriteSetMessage m) { writeSetIo.shipBlock(m); }
 
     /** The origin committed (or failed to commit) its block after the log was delivered: release the lock. */
     public synchronized void blockCommitted(RequestId id, boolean committed) {
@@ -1507,14 +1516,20 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             return;
         }
         boolean certified = t.request.kind() == TxnRequest.Kind.CERTIFY;
-        if (policy.shipsWriteSet(t.request) && (t.request.kind() == TxnRequest.Kind.AUTOCOMMIT || certified)) {
+        if (certified && !t.resolvesPrepared && writeSets.containsKey(t.request.id())) {
+            // a certified block whose CERTIFY carried the write set its origin captured at PREPARE (any policy)
+            t.executor = writeSets.get(t.request.id()).executor();
+            t.ships = false;
+            t.state = Txn.State.AWAITING_WRITE_SET;
+            tryApply(t);
+            return;
+        }
+        if (policy.shipsWriteSet(t.request) && t.request.kind() == TxnRequest.Kind.AUTOCOMMIT) {
             if (writeSets.containsKey(t.request.id())) {      // its executor shipped it already: apply that
                 t.executor = writeSets.get(t.request.id()).executor();
                 t.ships = false;
             } else {
-                // a certified block: its origin committed it and ships its write set; if the origin left, the
-                // policy's executor replays its log (as for an autocommit request whose executor left)
-                t.executor = certified && t.originMember != null && view.members().contains(t.originMember) ? t.originMember : executorOf(t);
+                t.executor = executorOf(t);
                 t.ships = t.executor.equals(self);
             }
             if (!t.ships) {
@@ -1557,6 +1572,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
 
     private void applyWriteSet(Txn t, WriteSetMessage w) {
         t.applied = w;
+        t.recordSql = positionSql(t);   // symmetric execution: a certified block's GSN is recorded as it is applied
         if (t.phases.writeSetArrived == 0) t.phases.writeSetArrived = System.nanoTime();
         if (!w.committed()) {   // it failed at its executor, deterministically: nothing to apply
             t.state = Txn.State.FAILED;

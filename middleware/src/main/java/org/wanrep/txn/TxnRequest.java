@@ -16,7 +16,8 @@ import java.util.Map;
  * functions are rewritten to it) and {@code seed}, when not 0, seeds random() at every site.
  * {@code shipsWriteSet}: under a write-set policy one site executes it and ships its write set (set
  * for DML; DDL and TRUNCATE, which logical decoding does not carry, run at every site).
- * {@code writeSet}: an encoded {@link WriteSetMessage}, for {@link Kind#WRITESET_LOG} only.
+ * {@code writeSet}: an encoded {@link WriteSetMessage}, for {@link Kind#WRITESET_LOG}, and for {@link Kind#CERTIFY} when
+ * the origin captured the block's write set at PREPARE (empty: the others replay its log).
  * {@code changesCatalog}: it runs DDL, after which every site reloads what its classifier knows of the
  * catalog (the origin's analysis travels with it, so no site parses the SQL again).
  * {@code snapshotGsn}: for {@link Kind#CERTIFY} only, the position in the total order that the block's
@@ -43,7 +44,8 @@ public record TxnRequest(RequestId id, Kind kind, TableSet tables, String databa
          * Interactive block, COMMIT without a cluster lock: the origin ran it on a snapshot
          * ({@link #snapshotGsn}) and prepared it; every site certifies its read and write set
          * ({@link #tables}) against what was delivered since, alike; if it commits, the others
-         * replay its statement log ({@link #messages}) under its locks and the origin commits it.
+         * apply its write set ({@link #writeSet}, captured at its origin's PREPARE) or, without one, replay its
+         * statement log ({@link #messages}) under its locks, and the origin commits it.
          */
         CERTIFY,
         /**
@@ -87,7 +89,17 @@ public record TxnRequest(RequestId id, Kind kind, TableSet tables, String databa
      */
     public static TxnRequest certify(RequestId id, TableSet readsAndWrites, String database, List<WireMessage> log,
                                      long timestampMicros, long seed, Map<String, String> settings, long snapshotGsn, boolean shipsWriteSet) {
-        return new TxnRequest(id, Kind.CERTIFY, readsAndWrites, database, log, timestampMicros, seed, settings, shipsWriteSet, null, false, snapshotGsn);
+        return certify(id, readsAndWrites, database, log, timestampMicros, seed, settings, snapshotGsn, shipsWriteSet, null);
+    }
+
+    /**
+     * A block to certify carrying {@code writeSet} (an encoded {@link WriteSetMessage}: the rows its origin's capture decoded
+     * at PREPARE), which the other sites apply once it certified, or null: they replay its log.
+     */
+    public static TxnRequest certify(RequestId id, TableSet readsAndWrites, String database, List<WireMessage> log,
+                                     long timestampMicros, long seed, Map<String, String> settings, long snapshotGsn, boolean shipsWriteSet,
+                                     byte[] writeSet) {
+        return new TxnRequest(id, Kind.CERTIFY, readsAndWrites, database, log, timestampMicros, seed, settings, shipsWriteSet, writeSet, false, snapshotGsn);
     }
 
     /**

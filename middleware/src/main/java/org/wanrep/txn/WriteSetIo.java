@@ -15,12 +15,9 @@ public interface WriteSetIo {
     void ship(Txn t);
 
     /**
-     * A certified block this site committed as its origin: multicasts its write set ({@code m}) with RELIABLE delivery.
-     * Throws if it cannot (the caller stops the site: the others re-execute the block).
+     * Applies {@code m}'s write set and sequence values to this replica in one local transaction, committed; with
+     * {@code t.recordSql()} (symmetric execution records every GSN in the replica) that statement runs in it too.
      */
-    default void shipBlock(WriteSetMessage m) { throw new IllegalStateException("no write-set replication configured"); }
-
-    /** Applies {@code m}'s write set and sequence values to this replica in one local transaction, committed. */
     void apply(Txn t, WriteSetMessage m, TxnExecutor.Done done);
 
     /** No write-set policy configured. */

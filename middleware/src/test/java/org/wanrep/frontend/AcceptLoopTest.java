@@ -27,7 +27,7 @@ class AcceptLoopTest {
         int closedPort;
         try (ServerSocket s = new ServerSocket(0)) { closedPort = s.getLocalPort(); }
         SiteContext ctx = new SiteContext("t", new BackendTarget("127.0.0.1", closedPort, "postgres", ""), UserDirectory.parse("postgres:trust"),
-                null, null, new CancelRegistry(), false, Duration.ofSeconds(1), null, new SessionLimit(10), false, ClientLimits.defaults());
+                null, null, new CancelRegistry(), false, Duration.ofSeconds(1), null, new SessionLimit(10), false, ClientLimits.defaults(), null);
         return new ProxyServer(ctx, "127.0.0.1", 0);
     }
 
