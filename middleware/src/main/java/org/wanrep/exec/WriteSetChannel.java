@@ -99,7 +99,7 @@ public final class WriteSetChannel implements WriteSetIo, AutoCloseable {
      * Makes sure {@code database} is captured (slots included), as configured: before a transaction that
      * needs it has a transaction id (a new slot waits for the transactions open when it is made).
      */
-    public synchronized void capture(String database) {
+    public void capture(String database) {
         if (capturesCommitted) committedCapture(database);
         if (capturesPrepared) preparedCapture(database);
     }
@@ -127,27 +127,44 @@ public final class WriteSetChannel implements WriteSetIo, AutoCloseable {
         return c;
     }
 
-    /** The capture of {@code database}'s prepared transactions, created (two-phase slot included) if needed. */
-    private synchronized PreparedCapture preparedCapture(String database) {
-        if (closed) throw new IllegalStateException("site " + site + " is stopped");
-        PreparedCapture c = preparedCaptures.get(database);
-        if (c != null) return c;
-        String slot = preparedSlotName(site, database);
-        try {
-            try (Connection conn = connect(database)) {
-                PreparedCapture.dropSlot(conn, slot);   // what an earlier run left: blocks nobody waits for now
-                PreparedCapture.createSlot(conn, slot);
+    /**
+     * The capture of {@code database}'s prepared transactions, created (two-phase slot included) if needed. Not under the
+     * channel's monitor: the new slot waits for every transaction open at that moment, and one of them may be waiting
+     * for its turn to commit behind a write set that an applier (which takes the monitor) has yet to apply.
+     */
+    private PreparedCapture preparedCapture(String database) {
+        synchronized (preparedStart) {
+            synchronized (this) {
+                if (closed) throw new IllegalStateException("site " + site + " is stopped");
             }
-            PreparedCapture.Config cfg = PreparedCapture.config(jdbcUrl(database), target.user(), slot);
-            if (!target.password().isEmpty()) cfg.property("password", target.password());
-            c = PreparedCapture.start(cfg);
-        } catch (SQLException e) {
-            throw new IllegalStateException("site " + site + ": cannot capture prepared write sets in database " + database + ": " + e.getMessage(), e);
+            PreparedCapture c = preparedCaptures.get(database);
+            if (c != null) return c;
+            String slot = preparedSlotName(site, database);
+            try {
+                try (Connection conn = connect(database)) {
+                    PreparedCapture.dropSlot(conn, slot);   // what an earlier run left: blocks nobody waits for now
+                    PreparedCapture.createSlot(conn, slot);
+                }
+                PreparedCapture.Config cfg = PreparedCapture.config(jdbcUrl(database), target.user(), slot);
+                if (!target.password().isEmpty()) cfg.property("password", target.password());
+                c = PreparedCapture.start(cfg);
+            } catch (SQLException e) {
+                throw new IllegalStateException("site " + site + ": cannot capture prepared write sets in database " + database + ": " + e.getMessage(), e);
+            }
+            synchronized (this) {
+                if (closed) {
+                    c.close();
+                    throw new IllegalStateException("site " + site + " is stopped");
+                }
+                preparedCaptures.put(database, c);
+            }
+            LOG.info("site {}: capturing certified blocks' write sets of database {} at PREPARE from slot {}", site, database, slot);
+            return c;
         }
-        preparedCaptures.put(database, c);
-        LOG.info("site {}: capturing certified blocks' write sets of database {} at PREPARE from slot {}", site, database, slot);
-        return c;
     }
+
+    /** Held while a prepared capture is made (see {@link #preparedCapture}). */
+    private final Object preparedStart = new Object();
 
     /**
      * The write set of the transaction prepared as {@code gid} in {@code database}, decoded at its PREPARE TRANSACTION

@@ -145,7 +145,8 @@ public final class Site implements AutoCloseable {
         } catch (IllegalArgumentException e) {
             throw new Config.ConfigException(e.getMessage());
         }
-        SessionLimit sessions = new SessionLimit(clientLimit(c, target, policy.kind() != ExecutionPolicy.Kind.SYMMETRIC || c.get("blocks").equals("certify")));
+        SessionLimit sessions = new SessionLimit(clientLimit(c, target, policy.kind() != ExecutionPolicy.Kind.SYMMETRIC
+                || c.get("blocks").equals("certify") && c.get("blocks.write_sets").equals("on")));
         BackendPool pool = new BackendPool(target, c.getInt("pool.size"), Duration.ofMillis(c.getInt("pool.wait_timeout_ms")));
         // requests that other sites' clients sent run here logged in as their roles, with the passwords configured for them
         UserDirectory roleUsers = UserDirectory.parse(c.get("users"));
@@ -179,7 +180,7 @@ public final class Site implements AutoCloseable {
             channel = new WriteSetChannel(name, target, c.getInt("writeset.appliers"), true, certify);
             channel.startAll();   // before this site executes anything for the others
             executor.onCapturedDatabase(channel::capture);
-        } else if (certify) {
+        } else if (certify && c.get("blocks.write_sets").equals("on")) {
             // symmetric execution: a certified block's write set, captured at its origin's PREPARE, is applied here; the
             // captures start in the background (a slot waits for open transactions: prepared ones left by the last
             // incarnation end only once the total order resolves them), and until then blocks ship their statement log

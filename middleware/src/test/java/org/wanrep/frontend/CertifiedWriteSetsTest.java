@@ -14,7 +14,7 @@ import java.util.Map;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Under symmetric execution a certified block's write set is captured at its origin's PREPARE TRANSACTION (a
+ * Under symmetric execution with {@code blocks.write_sets: on} a certified block's write set is captured at its origin's PREPARE TRANSACTION (a
  * two-phase test_decoding slot) and travels in its CERTIFY; the other sites apply it instead of replaying the
  * block's statements. What a write set cannot carry (an unlogged table, code the classifier does not read) still
  * travels as the statement log. Each case ends with identical replicas, and {@code SHOW wanrep.certification} at the
@@ -25,7 +25,7 @@ class CertifiedWriteSetsTest {
 
     @BeforeAll
     static void start() throws Exception {
-        cluster = new TestCluster(List.of("a", "b"), "lan", Map.of("delivery", "safe", "blocks", "certify"));
+        cluster = new TestCluster(List.of("a", "b"), "lan", Map.of("delivery", "safe", "blocks", "certify", "blocks.write_sets", "on"));
         try (Connection c = cluster.connect(0); Statement st = c.createStatement()) {
             // char(n), varchar(n) and numeric(p,s) need their typmod to be applied faithfully (a character without
             // one is char(1)); a long incompressible text stays TOASTed and unchanged in an update of another column

@@ -23,8 +23,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * END over several round trips) and as one request (the five statements joined with {@code \;}), in
  * each delivery mode and each execution policy. Afterwards every replica satisfies pgbench's own
  * invariant (the balances of accounts, tellers and branches and the history's deltas all add up, and
- * the history holds one row per acknowledged transaction) and the replicas are identical. Under
- * symmetric execution the blocks commit by certification (no cluster lock), decided alike everywhere.
+ * the history holds one row per acknowledged transaction) and the replicas are identical. The blocks
+ * commit by certification (no cluster lock), decided alike everywhere, and travel as the write sets their
+ * origins decoded at PREPARE ({@code blocks.write_sets: on} for symmetric execution).
  *
  * <p>The runs use {@code -n}: pgbench's vacuum step truncates pgbench_history, so runs started at
  * different sites would wipe each other's history (as on a single PostgreSQL server).
@@ -51,7 +52,7 @@ class PgbenchEverySiteTest {
     @ParameterizedTest(name = "{0} delivery, {1} execution")
     @MethodSource("configurations")
     void tpcbLikeFromEverySiteKeepsTheInvariantAndIdenticalReplicas(String delivery, String execution) throws Exception {
-        try (TestCluster c = new TestCluster(List.of("a", "b", "c"), "lan", Map.of("delivery", delivery, "execution", execution, "blocks", "certify"))) {
+        try (TestCluster c = new TestCluster(List.of("a", "b", "c"), "lan", Map.of("delivery", delivery, "execution", execution, "blocks", "certify", "blocks.write_sets", "on"))) {
             boolean writeSets = !execution.equals("symmetric");
             // a write set needs a key on every written table: under write-set policies the keys come before the
             // data, and pgbench_history (no key) gets REPLICA IDENTITY FULL, as the hint of the refusal says

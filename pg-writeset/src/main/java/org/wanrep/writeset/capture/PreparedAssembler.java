@@ -58,6 +58,9 @@ public final class PreparedAssembler {
                 if (refusal == null) changes.add(c);
             }
             case TestDecodingParser.Message m -> { }   // the middleware's tags mean nothing here: the gid names the transaction
+            case TestDecodingParser.Truncate t -> {
+                if (open) refuse("a write set cannot carry TRUNCATE (of " + t.tables() + ")", WriteSetRefusedException.NOT_SUPPORTED);
+            }
             case TestDecodingParser.Prepare p -> {
                 if (!open) return null;   // cannot happen: decoding sends BEGIN first (skip-empty-xacts=0)
                 Done d = new Done(p.gid(), lsn, List.copyOf(changes), refusal);

@@ -238,6 +238,9 @@ public final class PreparedCapture implements AutoCloseable {
         }
     }
 
+    /** Prepares (and what follows them) given to the hand-over thread and not yet through it: LSNs are confirmed in order. */
+    private final java.util.concurrent.atomic.AtomicInteger inHandOver = new java.util.concurrent.atomic.AtomicInteger();
+
     private void pump(PGReplicationStream stream) throws SQLException {
         long confirmed = 0;
         long idle = 0;
@@ -257,7 +260,6 @@ public final class PreparedCapture implements AutoCloseable {
             }
             idle = 0;
             int len = buf.remaining();
-            String lsn = stream.getLastReceiveLSN().asString();
             PreparedAssembler.Done d;
             if (len > cfg.maxTransactionBytes && assembler.isOpen() && !startsWithAscii(buf, "PREPARE TRANSACTION ")) {
                 assembler.tooBig(len);   // refuse without decoding (or holding) a huge change
@@ -265,7 +267,11 @@ public final class PreparedCapture implements AutoCloseable {
             }
             String line = new String(buf.array(), buf.arrayOffset() + buf.position(), len, StandardCharsets.UTF_8);
             try {
-                d = assembler.accept(TestDecodingParser.parse(line), len, lsn);
+                TestDecodingParser.Event ev = TestDecodingParser.parse(line);
+                // only what ends something has an LSN to confirm (formatting one for every row cost more than parsing it)
+                boolean ends = !(ev instanceof TestDecodingParser.Change || ev instanceof TestDecodingParser.Begin
+                        || ev instanceof TestDecodingParser.Message || ev instanceof TestDecodingParser.Truncate);
+                d = assembler.accept(ev, len, ends ? stream.getLastReceiveLSN().asString() : null);
             } catch (IOException e) {
                 log.error("prepared capture {}: unreadable test_decoding message: {}", cfg.slotName, e.getMessage());
                 assembler.poison(e.getMessage());
@@ -273,7 +279,21 @@ public final class PreparedCapture implements AutoCloseable {
             }
             if (d != null) {
                 if (d.isPrepare()) prepares.incrementAndGet();
-                handover.execute(() -> handOver(d));
+                if (!d.isPrepare() && inHandOver.get() == 0) {
+                    // an ordinary transaction with nothing before it in the hand-over: confirmed from here, without
+                    // waking the hand-over thread once per transaction of the replica
+                    discarded.incrementAndGet();
+                    if (failure == null) handedOverLsn.accumulateAndGet(LogSequenceNumber.valueOf(d.lsn()).asLong(), Math::max);
+                    continue;
+                }
+                inHandOver.incrementAndGet();
+                handover.execute(() -> {
+                    try {
+                        handOver(d);
+                    } finally {
+                        inHandOver.decrementAndGet();
+                    }
+                });
             }
         }
         if (confirmed > 0) stream.forceUpdateStatus();

@@ -41,6 +41,9 @@ import java.util.List;
 public final class TestDecodingParser {
     private TestDecodingParser() {}
 
+    /** What test_decoding prints after "TRUNCATE: ": (no-flags), or restart_seqs and/or cascade. */
+    private static final java.util.regex.Pattern TRUNCATE_FLAGS = java.util.regex.Pattern.compile("\\(no-flags\\)|(restart_seqs|cascade)( (restart_seqs|cascade))?");
+
     /** One column as printed: {@code value} is null for SQL NULL; {@code toastUnchanged} for {@code unchanged-toast-datum}. */
     public record Column(String name, String type, String value, boolean toastUnchanged) {
         public static Column of(String name, String type, String value) { return new Column(name, type, value, false); }
@@ -65,6 +68,9 @@ public final class TestDecodingParser {
 
     public record Prepare(String gid) implements Event {}
 
+    /** A TRUNCATE of one or more tables ({@code table a, b: TRUNCATE: flags}): a write set cannot carry it. */
+    public record Truncate(String tables) implements Event {}
+
     /** The end of an ordinary transaction. */
     public record Commit() implements Event {}
 
@@ -77,7 +83,18 @@ public final class TestDecodingParser {
 
     /** Parses one message; throws {@link IOException} naming the position if it is not test_decoding output. */
     public static Event parse(String line) throws IOException {
-        if (line.startsWith("table ")) return new Cursor(line).change();
+        if (line.startsWith("table ")) {
+            int t = line.indexOf(": TRUNCATE: ");
+            // a TRUNCATE lists its tables, comma-separated; a row change names one (whose quoted name could hold the text)
+            if (t > 0 && TRUNCATE_FLAGS.matcher(line.substring(t + ": TRUNCATE: ".length())).matches()) {
+                try {
+                    return new Cursor(line).change();
+                } catch (IOException notARowChange) {
+                    return new Truncate(line.substring("table ".length(), t));
+                }
+            }
+            return new Cursor(line).change();
+        }
         if (line.equals("BEGIN") || line.startsWith("BEGIN ") && isXidSuffix(line.substring(6))) return new Begin();
         if (line.startsWith("PREPARE TRANSACTION ")) return new Prepare(new Cursor(line).gid("PREPARE TRANSACTION ".length()));
         if (line.startsWith("COMMIT PREPARED ")) return new CommitPrepared(new Cursor(line).gid("COMMIT PREPARED ".length()));

@@ -32,6 +32,21 @@ class TestDecodingParserTest {
         assertThat(parse("ROLLBACK PREPARED 'g2'")).isEqualTo(new TestDecodingParser.RollbackPrepared("g2"));
     }
 
+    /** As PostgreSQL 15 prints them (pgbench -i truncates four tables at once); a row whose text looks alike stays a row. */
+    @Test
+    void truncates() throws IOException {
+        assertThat(parse("table public.pgbench_accounts, public.pgbench_branches, public.pgbench_history: TRUNCATE: (no-flags)"))
+                .isEqualTo(new TestDecodingParser.Truncate("public.pgbench_accounts, public.pgbench_branches, public.pgbench_history"));
+        assertThat(parse("table public.t: TRUNCATE: restart_seqs cascade")).isEqualTo(new TestDecodingParser.Truncate("public.t"));
+        assertThat((Object) parse("table public.t: INSERT: v[text]:'x: TRUNCATE: (no-flags)'")).isInstanceOf(Change.class);
+        PreparedAssembler a = new PreparedAssembler(1 << 20);
+        a.accept(parse("BEGIN"), 5, null);
+        a.accept(parse("table public.t: TRUNCATE: (no-flags)"), 30, null);
+        PreparedAssembler.Done d = a.accept(parse("PREPARE TRANSACTION 'g'"), 20, "0/9");
+        assertThat(d.refusal() != null).isTrue();
+        assertThat(d.refusal().getSQLState()).isEqualTo("0A000");
+    }
+
     @Test
     void messages() throws IOException {
         assertThat(parse("message: transactional: 1 prefix: wanrep, sz: 4 content:tag1"))
