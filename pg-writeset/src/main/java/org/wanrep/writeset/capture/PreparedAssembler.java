@@ -23,12 +23,18 @@ public final class PreparedAssembler {
      * Something finished at {@code lsn}. {@code gid} is non-null only for a prepare; {@code changes} then
      * holds its rows unless {@code refusal} says why it cannot be shipped.
      */
-    public record Done(String gid, String lsn, List<Change> changes, WriteSetRefusedException refusal) {
+    public record Done(String gid, String lsn, List<Change> changes, WriteSetRefusedException refusal, boolean rowless) {
+        public Done(String gid, String lsn, List<Change> changes, WriteSetRefusedException refusal) {
+            this(gid, lsn, changes, refusal, false);
+        }
+
         public boolean isPrepare() { return gid != null; }
     }
 
     private final long maxBytes;
     private boolean open;
+    /** The open transaction printed a row change (or a TRUNCATE): one that printed none changed the catalog, say. */
+    private boolean printedRows;
     private long bytes;
     private List<Change> changes = new ArrayList<>();
     private WriteSetRefusedException refusal;
@@ -38,6 +44,7 @@ public final class PreparedAssembler {
     /** Forget a half-received transaction (after a reconnect the server sends it again). */
     public void reset() {
         open = false;
+        printedRows = false;
         bytes = 0;
         changes = new ArrayList<>();
         refusal = null;
@@ -54,11 +61,13 @@ public final class PreparedAssembler {
             }
             case Change c -> {
                 if (!open) return null;
+                printedRows = true;
                 count(size);
                 if (refusal == null) changes.add(c);
             }
             case TestDecodingParser.Message m -> { }   // the middleware's tags mean nothing here: the gid names the transaction
             case TestDecodingParser.Truncate t -> {
+                printedRows = true;
                 if (open) refuse("a write set cannot carry TRUNCATE (of " + t.tables() + ")", WriteSetRefusedException.NOT_SUPPORTED);
             }
             case TestDecodingParser.Prepare p -> {
@@ -68,8 +77,10 @@ public final class PreparedAssembler {
                 return d;
             }
             case TestDecodingParser.Commit c -> {
+                // a committed transaction with an id but no row (DDL, SELECT FOR UPDATE...): descriptions of tables may be stale
+                boolean rowless = open && !printedRows;
                 reset();
-                return new Done(null, lsn, List.of(), null);
+                return new Done(null, lsn, List.of(), null, rowless);
             }
             // standalone (prepared earlier) or, for a transaction prepared before the slot could decode
             // prepares, the end of BEGIN ... COMMIT PREPARED: either way nothing to hand over

@@ -99,7 +99,7 @@ public final class PreparedCapture implements AutoCloseable {
     /** Set when a hand-over failed unexpectedly: nothing is acknowledged from there on, and every waiter fails. */
     private volatile SQLException failure;
     final AtomicLong prepares = new AtomicLong(), handedOver = new AtomicLong(), refused = new AtomicLong(),
-            discarded = new AtomicLong(), duplicates = new AtomicLong(), reconnects = new AtomicLong();
+            discarded = new AtomicLong(), duplicates = new AtomicLong(), reconnects = new AtomicLong(), lookups = new AtomicLong();
 
     // guarded by this: waiters, write sets nobody waits for yet, and prepares already handed over (gid@lsn)
     private final Map<String, CompletableFuture<WriteSet>> waiters = new HashMap<>();
@@ -279,7 +279,7 @@ public final class PreparedCapture implements AutoCloseable {
             }
             if (d != null) {
                 if (d.isPrepare()) prepares.incrementAndGet();
-                if (!d.isPrepare() && inHandOver.get() == 0) {
+                if (!d.isPrepare() && !d.rowless() && inHandOver.get() == 0) {
                     // an ordinary transaction with nothing before it in the hand-over: confirmed from here, without
                     // waking the hand-over thread once per transaction of the replica
                     discarded.incrementAndGet();
@@ -336,6 +336,9 @@ public final class PreparedCapture implements AutoCloseable {
                 if (refusal != null) refused.incrementAndGet();
                 deliver(d, ws, refusal);
             } else {
+                // a transaction that printed no row may have changed the catalog (test_decoding shows no DDL): the
+                // descriptions kept of tables are read again
+                if (d.rowless()) tables.clear();
                 discarded.incrementAndGet();
             }
         } catch (RuntimeException e) {
@@ -347,6 +350,39 @@ public final class PreparedCapture implements AutoCloseable {
         handedOverLsn.accumulateAndGet(LogSequenceNumber.valueOf(d.lsn()).asLong(), Math::max);
     }
 
+    /**
+     * Descriptions of tables read from the catalog, kept while the printed rows fit them ({@link PreparedRows#describes}):
+     * a lookup per prepared transaction cost ~200 us of the server's CPU. Hand-over thread only.
+     */
+    private final LinkedHashMap<PreparedRows.Name, PreparedRows.Table> tables = new LinkedHashMap<>(64, 0.75f, true) {
+        @Override protected boolean removeEldestEntry(Map.Entry<PreparedRows.Name, PreparedRows.Table> e) { return size() > 10_000; }
+    };
+
+    /** The descriptions of the tables {@code changes} write: kept ones that still fit, the others read now. */
+    private Map<PreparedRows.Name, PreparedRows.Table> describe(List<TestDecodingParser.Change> changes) throws SQLException {
+        List<TestDecodingParser.Change> unknown = new ArrayList<>();
+        java.util.Set<PreparedRows.Name> stale = new java.util.HashSet<>();
+        for (TestDecodingParser.Change ch : changes) {
+            PreparedRows.Name n = new PreparedRows.Name(ch.schema(), ch.table());
+            PreparedRows.Table t = tables.get(n);
+            if (t == null || stale.contains(n) || !PreparedRows.describes(t, ch)) {
+                if (stale.add(n)) unknown.add(ch);
+            }
+        }
+        if (!unknown.isEmpty()) {
+            for (PreparedRows.Name n : stale) tables.remove(n);
+            lookups.incrementAndGet();
+            tables.putAll(PreparedRows.lookup(catalog, unknown));
+        }
+        Map<PreparedRows.Name, PreparedRows.Table> out = new HashMap<>();
+        for (TestDecodingParser.Change ch : changes) {
+            PreparedRows.Name n = new PreparedRows.Name(ch.schema(), ch.table());
+            PreparedRows.Table t = tables.get(n);
+            if (t != null) out.put(n, t);
+        }
+        return out;
+    }
+
     /** Catalog lookup (reconnecting once if the connection broke) and conversion. */
     private List<RowChange> rows(PreparedAssembler.Done d) throws WriteSetRefusedException {
         if (d.changes().isEmpty()) return List.of();
@@ -354,7 +390,7 @@ public final class PreparedCapture implements AutoCloseable {
         for (int attempt = 0; attempt < 2; attempt++) {
             try {
                 if (catalog == null || catalog.isClosed()) catalog = openCatalog();
-                return PreparedRows.rows(d.changes(), PreparedRows.lookup(catalog, d.changes()));
+                return PreparedRows.rows(d.changes(), describe(d.changes()));
             } catch (WriteSetRefusedException e) {
                 throw e;
             } catch (SQLException e) {

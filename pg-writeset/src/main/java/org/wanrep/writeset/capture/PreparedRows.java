@@ -22,8 +22,15 @@ import java.util.Set;
 
 /**
  * Turns a prepared transaction's test_decoding changes into {@link RowChange}s, with column types and
- * replica-identity keys from the catalog (test_decoding prints types without typmod, which would make
- * the applier's {@code $n::character} cut values to one character).
+ * replica-identity keys from the catalog.
+ * <p>
+ * Types are the catalog's, qualified, without a type modifier: {@code format_type(type, -1)} writes
+ * {@code bpchar} for {@code char(84)} and {@code "bit"} for {@code bit(4)}, casts that keep a value whole
+ * (test_decoding's {@code character} and {@code bit} would be {@code char(1)} and {@code bit(1)}, and the
+ * applier's {@code $n::character} would cut values to one character); the column's own type then applies
+ * its modifier on assignment, to a value that already satisfied it at the origin. Without modifiers a
+ * description of a table stays right when only a modifier changes, so the capture may keep it while the
+ * printed columns still match it ({@link #describes}): names, and types as test_decoding prints them.
  * <p>
  * While a transaction is prepared, the tables it wrote cannot be altered (it holds their locks), so
  * what {@link #lookup} reads now is what the rows were written against. A table created or altered by
@@ -32,11 +39,19 @@ import java.util.Set;
 public final class PreparedRows {
     private PreparedRows() {}
 
-    /** A table as the catalog describes it: columns in attnum order, name to type (format_type with typmod). */
-    public record Table(char replident, Map<String, String> types, List<String> keyColumns) {
+    /**
+     * A table as the catalog describes it: columns in attnum order, name to type (qualified, without modifier: a cast
+     * that keeps the value whole), name to the type as test_decoding prints it (to check a kept description against).
+     */
+    public record Table(char replident, Map<String, String> types, List<String> keyColumns, Map<String, String> printed) {
         public Table {
             types = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(types));
             keyColumns = List.copyOf(keyColumns);
+            printed = Map.copyOf(printed);
+        }
+
+        public Table(char replident, Map<String, String> types, List<String> keyColumns) {
+            this(replident, types, keyColumns, Map.of());
         }
     }
 
@@ -48,8 +63,8 @@ public final class PreparedRows {
     // search_path = pg_catalog on this connection: format_type then qualifies every other type, so the
     // applier's casts do not depend on its search_path
     private static final String SQL = """
-            SELECT q.nsp, q.rel, c.relreplident, a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod),
-                   COALESCE(a.attnum = ANY (ix.indkey::int2[]), false)
+            SELECT q.nsp, q.rel, c.relreplident, a.attname, pg_catalog.format_type(a.atttypid, -1),
+                   COALESCE(a.attnum = ANY (ix.indkey::int2[]), false), pg_catalog.format_type(a.atttypid, NULL)
             FROM unnest(?::text[], ?::text[]) AS q(nsp, rel)
             JOIN pg_catalog.pg_namespace n ON n.nspname = q.nsp
             JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid AND c.relname = q.rel
@@ -73,6 +88,7 @@ public final class PreparedRows {
         Map<Name, char[]> ident = new HashMap<>();
         Map<Name, Map<String, String>> types = new LinkedHashMap<>();
         Map<Name, List<String>> keys = new HashMap<>();
+        Map<Name, Map<String, String>> printed = new HashMap<>();
         try (PreparedStatement ps = c.prepareStatement(SQL)) {
             ps.setArray(1, c.createArrayOf("text", nsp.toArray()));
             ps.setArray(2, c.createArrayOf("text", rel.toArray()));
@@ -83,10 +99,11 @@ public final class PreparedRows {
                     types.computeIfAbsent(n, k -> new LinkedHashMap<>()).put(rs.getString(4), rs.getString(5));
                     List<String> k = keys.computeIfAbsent(n, x -> new ArrayList<>());
                     if (rs.getBoolean(6)) k.add(rs.getString(4));
+                    printed.computeIfAbsent(n, x -> new HashMap<>()).put(rs.getString(4), rs.getString(7));
                 }
             }
         }
-        types.forEach((n, t) -> out.put(n, new Table(ident.get(n)[0], t, keys.get(n))));
+        types.forEach((n, t) -> out.put(n, new Table(ident.get(n)[0], t, keys.get(n), printed.get(n))));
         return out;
     }
 
@@ -120,6 +137,37 @@ public final class PreparedRows {
         }
         if (!noIdentity.isEmpty()) throw KeyCheck.noIdentity(noIdentity);
         return out;
+    }
+
+    /**
+     * Whether a description {@code t} of the table still fits change {@code ch}: every printed column is one of the
+     * table's with the type test_decoding prints, and a new row has every column. A column added, dropped, renamed or
+     * given another type shows here; a changed modifier does not, and needs not (the types carry none).
+     */
+    public static boolean describes(Table t, Change ch) {
+        if (t.printed().isEmpty()) return false;
+        if (ch.newTuple() != null && (ch.newTuple().size() != t.types().size() || !columnsFit(t, ch.newTuple()))) return false;
+        if (ch.action() == Action.INSERT) return true;
+        // the identity as printed must be the one described: a key's columns exactly, a full identity's every column
+        // (one with NULLs, which it leaves out, is looked up again); a change the description would refuse, too
+        if (ch.oldKey() == null) return ch.action() == Action.UPDATE && (t.replident() == 'd' || t.replident() == 'i') && !t.keyColumns().isEmpty();
+        if (!columnsFit(t, ch.oldKey())) return false;
+        java.util.Set<String> printed = new java.util.HashSet<>();
+        for (Column c : ch.oldKey()) printed.add(c.name());
+        return switch (t.replident()) {
+            case 'd', 'i' -> !t.keyColumns().isEmpty() && printed.equals(new java.util.HashSet<>(t.keyColumns()));
+            case 'f' -> printed.size() == t.types().size();
+            default -> false;
+        };
+    }
+
+    private static boolean columnsFit(Table t, List<Column> columns) {
+        for (Column c : columns) {
+            String p = t.printed().get(c.name());
+            // the catalog connection qualifies every type outside pg_catalog; test_decoding only those not on its path
+            if (p == null || !(p.equals(c.type()) || p.endsWith("." + c.type()))) return false;
+        }
+        return true;
     }
 
     /** The identity before the change, or null if the table has none (or it was not logged). */

@@ -6,6 +6,7 @@ import org.wanrep.writeset.RowChange;
 import org.wanrep.writeset.WriteSetRefusedException;
 import org.wanrep.writeset.capture.PreparedRows.Name;
 import org.wanrep.writeset.capture.PreparedRows.Table;
+import org.wanrep.writeset.capture.TestDecodingParser.Change;
 
 import java.io.IOException;
 import java.util.LinkedHashMap;
@@ -108,5 +109,25 @@ class PreparedRowsTest {
         a.reset();
         assertThat(a.accept(TestDecodingParser.parse(row), 60, "0/12")).isNull();
         assertThat(a.isOpen()).isFalse();
+    }
+
+    /** A kept description fits the printed rows, or it is looked up again: columns, printed types, the identity printed. */
+    @Test
+    void describesChecksColumnsTypesAndTheIdentity() throws IOException {
+        Table t = new Table('d', types("id", "integer", "c", "bpchar", "n", "public.money2"), List.of("id"),
+                Map.of("id", "integer", "c", "character", "n", "public.money2"));
+        Change ins = (Change) TestDecodingParser.parse("table public.t: INSERT: id[integer]:1 c[character]:'ab' n[money2]:'1'");
+        assertThat(PreparedRows.describes(t, ins)).as("an unqualified printed type of a qualified one").isTrue();
+        assertThat(PreparedRows.describes(t, (Change) TestDecodingParser.parse("table public.t: INSERT: id[integer]:1 c[character]:'ab'"))).as("a column fewer").isFalse();
+        assertThat(PreparedRows.describes(t, (Change) TestDecodingParser.parse("table public.t: INSERT: id[bigint]:1 c[character]:'ab' n[money2]:'1'"))).as("another type").isFalse();
+        assertThat(PreparedRows.describes(t, (Change) TestDecodingParser.parse("table public.t: UPDATE: id[integer]:1 c[character]:'ab' n[money2]:'1'"))).isTrue();
+        assertThat(PreparedRows.describes(t, (Change) TestDecodingParser.parse("table public.t: DELETE: id[integer]:1"))).isTrue();
+        assertThat(PreparedRows.describes(t, (Change) TestDecodingParser.parse("table public.t: DELETE: id[integer]:1 c[character]:'ab' n[money2]:'1'")))
+                .as("a full identity printed where a key was described").isFalse();
+        Table full = new Table('f', types("id", "integer", "c", "bpchar"), List.of(), Map.of("id", "integer", "c", "character"));
+        assertThat(PreparedRows.describes(full, (Change) TestDecodingParser.parse("table public.t: UPDATE: id[integer]:1 c[character]:'x'")))
+                .as("no old row where a full identity was described").isFalse();
+        assertThat(PreparedRows.describes(full, (Change) TestDecodingParser.parse("table public.t: DELETE: id[integer]:1"))).as("NULLs left out: looked up").isFalse();
+        assertThat(PreparedRows.describes(new Table('d', t.types(), List.of("id")), ins)).as("read without printed types").isFalse();
     }
 }
