@@ -501,8 +501,13 @@ public final class ClientSession implements Runnable {
                     // before anything of the block runs (pgjdbc sends its BEGIN with the first statement): every
                     // transaction up to this position is visible to all the block's reads
                     long snapshot = ctx.engine().committedThrough();
-                    relay(unit);
-                    if (backend.status() != 'I') block = InteractiveBlock.begin(ctx.engine(), blockSession, database, before, snapshot, statementTexts(unit), a.tables());
+                    if (InteractiveBlock.isPlainBegin(unit) && backend.status() == 'I') {
+                        // psql, pgbench, psycopg: BEGIN and the block's set-up in one round trip
+                        block = InteractiveBlock.beginPlain(ctx.engine(), blockSession, database, before, snapshot, unit);
+                    } else {
+                        relay(unit);
+                        if (backend.status() != 'I') block = InteractiveBlock.begin(ctx.engine(), blockSession, database, before, snapshot, statementTexts(unit), a.tables());
+                    }
                     if (block != null && block.certifying()) block.ranUnreadCode(ctx.classifiers().forDatabase(database).mayRunUnreadCode(texts, a.tables()));
                 }
                 default -> localRequest(unit, a);

@@ -69,6 +69,14 @@ public final class InteractiveBlock {
         /** Answers a COMMIT with our error without relaying it, keeping the named statements it parses or closes. */
         void answerUnrelayed(List<WireMessage> unit, PgError e) throws IOException;
 
+        /**
+         * Answers a simple-query COMMIT ({@link #isPlainCommit}) that the block's resolution already carried out, as
+         * PostgreSQL would have: CommandComplete COMMIT, then ReadyForQuery (the backend is idle).
+         */
+        default void answerCommitted(List<WireMessage> unit) throws IOException {
+            toClient(List.of(Messages.commandComplete("COMMIT"), Messages.readyForQuery(status())));
+        }
+
         /** The messages with the Parse of every named statement they use and {@code defined} lacks put first. */
         List<WireMessage> selfContained(List<WireMessage> messages, Set<String> defined);
 
@@ -210,6 +218,30 @@ public final class InteractiveBlock {
      */
     public static InteractiveBlock begin(ReplicationEngine engine, Session session, String database, long commitsBefore, long snapshotGsn,
                                          List<String> texts, TableSet tables) throws IOException {
+        return begin(engine, session, database, commitsBefore, snapshotGsn, texts, tables, null);
+    }
+
+    /**
+     * A block opened by the client's plain simple-query BEGIN ({@link #isPlainBegin}), not relayed: BEGIN and the block's
+     * set-up go as one query string (one round trip where there were two), and the client gets BEGIN's answer from here.
+     */
+    public static InteractiveBlock beginPlain(ReplicationEngine engine, Session session, String database, long commitsBefore, long snapshotGsn,
+                                              List<WireMessage> unit) throws IOException {
+        return begin(engine, session, database, commitsBefore, snapshotGsn, List.of(), TableSet.of(Set.of(), Set.of()), unit);
+    }
+
+    /** BEGIN, BEGIN WORK or BEGIN TRANSACTION (a semicolon at most) as one simple Query: no options, nothing else. */
+    private static final java.util.regex.Pattern PLAIN_BEGIN =
+            java.util.regex.Pattern.compile("\\s*begin(?:\\s+(?:work|transaction))?\\s*;?\\s*", java.util.regex.Pattern.CASE_INSENSITIVE);
+
+    /** Whether {@code unit} is one simple Query that only begins a block ({@link #PLAIN_BEGIN}). */
+    public static boolean isPlainBegin(List<WireMessage> unit) {
+        return unit.size() == 1 && unit.get(0).kind() == 'Q' && PLAIN_BEGIN.matcher(unit.get(0).queryText()).matches();
+    }
+
+    /** {@code plainBegin}: the client's BEGIN, not relayed yet (see {@link #beginPlain}), or null. */
+    private static InteractiveBlock begin(ReplicationEngine engine, Session session, String database, long commitsBefore, long snapshotGsn,
+                                          List<String> texts, TableSet tables, List<WireMessage> plainBegin) throws IOException {
         InteractiveBlock b = new InteractiveBlock(engine, session, database, commitsBefore);
         String text = String.join(" ", texts).toLowerCase(java.util.Locale.ROOT);
         // certification (symmetric execution): what the BEGIN request itself read counts (a driver's first statement)
@@ -221,15 +253,18 @@ public final class InteractiveBlock {
         b.preparedCaptured = b.certifying && session.preparedWriteSets() != null && session.preparedWriteSets().capturesNow();
         b.snapshotGsn = snapshotGsn;
         b.readsAndWrites = tables;
-        if (session.status() == 'T') {
+        if (plainBegin != null || session.status() == 'T') {
             // repeatable read: the block's reads are one snapshot, which the exclusive grant then validates; then the
             // block's time, which its statement log carries to the other sites. One round trip: if the isolation is
             // refused (a query ran already), the block has failed either way
             String time = "SELECT " + session.timeAndSeedSql(b.timestampMicros, b.seed)
                     + (b.certifying ? ", " + BLOCK_LOCK_TIMEOUT_SQL + ", pg_catalog.current_setting('max_prepared_transactions')" : "");
-            PgError e = session.runCollecting(text.contains("isolation") ? time : "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ; " + time,
+            String setup = text.contains("isolation") ? time : "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ; " + time;
+            PgError e = session.runCollecting(plainBegin != null ? "BEGIN; " + setup : setup,
                     row -> { if (b.certifying) b.maxPrepared = Integer.parseInt(row.get(row.size() - 1)); });
             if (e != null) LOG.warn("could not set the block's isolation and time: {}", e);
+            // the client's BEGIN answered as PostgreSQL would (a failed set-up leaves the block failed, as before)
+            if (plainBegin != null) session.toClient(List.of(Messages.commandComplete("BEGIN"), Messages.readyForQuery(session.status())));
         }
         return b;
     }
@@ -733,13 +768,20 @@ public final class InteractiveBlock {
         }
         // certified everywhere, and this site's locks are granted: commit it here; its locks end whatever happens
         boolean committed = false;
+        // a plain simple-query COMMIT (psql, pgbench, psycopg) is answered here once COMMIT PREPARED is done: one round
+        // trip less than relaying it to an empty block that the resolution would open for it
+        boolean answerHere = isPlainCommit(unit);
         try {
-            committed = resolvePrepared(gid, true, id);
+            committed = resolvePrepared(gid, true, id, !answerHere);
         } finally {
             engine.blockCommitted(id, committed);
         }
         LOG.debug("block {} committed by certification", id);
-        // answer the client's own COMMIT (simple or extended, COMMIT or END) as PostgreSQL does: on an empty block, which
+        if (answerHere && committed && session.status() == 'I') {
+            session.answerCommitted(unit);
+            return;
+        }
+        // answer the client's own COMMIT (extended, or with more in its text) as PostgreSQL does: on an empty block, which
         // the resolution opened (unless that last step failed)
         if (session.status() != 'T') session.run("BEGIN");
         session.relay(unit, null);
@@ -753,6 +795,15 @@ public final class InteractiveBlock {
             end();
         }
         session.answerUnrelayed(unit, error != null ? error : PgError.error("25000", "wanrep: the transaction block ended before COMMIT"));
+    }
+
+    /** COMMIT or END, with WORK or TRANSACTION and a semicolon at most: nothing else to run, no notice to give. */
+    private static final java.util.regex.Pattern PLAIN_COMMIT =
+            java.util.regex.Pattern.compile("\\s*(?:commit|end)(?:\\s+(?:work|transaction))?\\s*;?\\s*", java.util.regex.Pattern.CASE_INSENSITIVE);
+
+    /** Whether {@code unit} is one simple Query that only commits ({@link #PLAIN_COMMIT}). */
+    static boolean isPlainCommit(List<WireMessage> unit) {
+        return unit.size() == 1 && unit.get(0).kind() == 'Q' && PLAIN_COMMIT.matcher(unit.get(0).queryText()).matches();
     }
 
     /** Whether the block wrote an unlogged table (logical decoding never sees it): one row, t or f. */
@@ -802,13 +853,16 @@ public final class InteractiveBlock {
      * COMMIT/ROLLBACK PREPARED is a query of its own (it cannot run inside even an implicit transaction block). If the
      * lift was cancelled, the resolution may be cancelled too: it then did nothing, and all three go again.
      */
-    static List<String> resolveSql(String gid, boolean commit) {
+    static List<String> resolveSql(String gid, boolean commit) { return resolveSql(gid, commit, commit); }
+
+    /** As {@link #resolveSql(String, boolean)}; {@code reopen}: a BEGIN after it, for the client's COMMIT to be relayed to. */
+    static List<String> resolveSql(String gid, boolean commit, boolean reopen) {
         return List.of("SELECT pg_catalog.set_config('" + SAVED_TIMEOUT + "', pg_catalog.current_setting('statement_timeout'), false),"
                         + " pg_catalog.set_config('statement_timeout', '0', false)",
                 (commit ? "COMMIT" : "ROLLBACK") + " PREPARED '" + gid.replace("'", "''") + "'",
                 "SELECT pg_catalog.set_config('statement_timeout', pg_catalog.current_setting('" + SAVED_TIMEOUT + "'), false)"
                         // a committed block answers the client's own COMMIT on an empty block (see commitCertified)
-                        + (commit ? "; BEGIN" : ""));
+                        + (reopen ? "; BEGIN" : ""));
     }
 
     /** Where {@link #resolveSql} keeps the session's statement_timeout meanwhile (our own prefix: never shipped). */
@@ -819,10 +873,14 @@ public final class InteractiveBlock {
      * a failure stops the site (the others decided alike and went on).
      */
     private boolean resolvePrepared(String gid, boolean commit, RequestId id) throws IOException {
+        return resolvePrepared(gid, commit, id, commit);
+    }
+
+    private boolean resolvePrepared(String gid, boolean commit, RequestId id, boolean reopen) throws IOException {
         try {
             PgError e = null;
             for (int attempt = 0; attempt < 10; attempt++) {
-                List<Ran> ran = session.runEach(resolveSql(gid, commit));
+                List<Ran> ran = session.runEach(resolveSql(gid, commit, reopen));
                 e = ran.get(1).error();
                 if (e == null) {
                     if (ran.get(0).error() != null || ran.get(2).error() != null)

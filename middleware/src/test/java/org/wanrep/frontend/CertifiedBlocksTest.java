@@ -77,6 +77,22 @@ class CertifiedBlocksTest {
         assertThat(aborts(1)).isEqualTo(before1);
     }
 
+    /**
+     * psql sends each statement as a simple Query: the origin answers a certified block's plain COMMIT itself once the
+     * prepared transaction is committed, as PostgreSQL would (the session goes on, idle, and sees its rows).
+     */
+    @Test
+    void psqlBlocksCommitAndTheSessionGoesOn() throws Exception {
+        ClientTools.Result r = ClientTools.psql(cluster.proxyPort(0), String.join("\n",
+                "BEGIN;", "SELECT bal FROM acc WHERE id = 1;", "UPDATE acc SET bal = bal + 10 WHERE id = 1;", "COMMIT;",
+                "SELECT 'status:' || (CASE WHEN pg_catalog.txid_current_if_assigned() IS NULL THEN 'idle' ELSE 'busy' END);",
+                "begin;", "UPDATE acc SET bal = bal - 10 WHERE id = 1;", "end;",
+                "SELECT 'sum:' || sum(bal) FROM acc;", ""));
+        assertThat(r.output()).doesNotContain("ERROR").doesNotContain("WARNING").contains("COMMIT").contains("status:idle");
+        assertThat(r.output().split("COMMIT", -1).length - 1).as("COMMIT answered for both blocks").isEqualTo(2);
+        assertThat(cluster.check().values()).containsOnly("same");
+    }
+
     /** pgjdbc names its COMMIT statement after a few uses: an aborted COMMIT must still leave it defined. */
     @Test
     void aConnectionGoesOnAfterRepeatedCertificationAborts() throws Exception {
