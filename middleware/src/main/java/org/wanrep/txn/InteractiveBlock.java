@@ -302,7 +302,16 @@ public final class InteractiveBlock {
         // a sequence's values are not transactional and not ordered: one advanced without the cluster lock could hand
         // this site's concurrent replicated inserts other values than every other site's, and could not be set back
         if (certifying && exclusive == null && !catalogChange && !tables.all() && !session.advancesSequence(tables)) {
-            // no cluster lock: the block runs on its snapshot here and certifies at COMMIT
+            // no cluster lock: the block runs on its snapshot here and certifies at COMMIT. Flow control comes now, before
+            // it writes a row: once prepared it must never wait for backlogs (its CERTIFY is not held back, see submit)
+            if (!wrote) {
+                try {
+                    engine.admitNewWork();
+                } catch (FlowControl.Throttled t) {
+                    raise(unit, orderingError(t));
+                    return false;
+                }
+            }
             readsAndWrites = TableSet.union(readsAndWrites, tables);
             wrote = true;
         } else if (exclusive == null && session.status() == 'T' && !acquireExclusive(unit)) return false;

@@ -726,6 +726,19 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     public CompletableFuture<Txn> submit(TxnRequest r) { return submit(r, null); }
 
     /**
+     * Flow control for work that is not a request yet (a certifying block's first write): waits, bounded, until no site
+     * of the view is over its backlog limit; throws {@link FlowControl.Throttled} (53400) if none comes in time.
+     */
+    public void admitNewWork() throws FlowControl.Throttled, java.io.InterruptedIOException {
+        try {
+            flow.admit(() -> view);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException("interrupted waiting for flow control");
+        }
+    }
+
+    /**
      * Like {@link #submit(TxnRequest)}; {@code work} becomes the origin transaction's executor
      * attachment (e.g. the client's own backend and its original messages). For an {@code EXCLUSIVE}
      * request the future completes when the lock is granted here; for a {@code STATEMENT_LOG} when the
@@ -738,8 +751,11 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             f.completeExceptionally(new IllegalStateException("site " + site + " stopped following the others: " + failure));
             return f;
         }
-        // flow control: only new work waits; a block's log or release ends work that already holds locks
-        if (r.kind() == TxnRequest.Kind.AUTOCOMMIT || r.kind() == TxnRequest.Kind.EXCLUSIVE || r.kind() == TxnRequest.Kind.CERTIFY) {
+        // flow control: only new work waits. A block's log or release ends work that already holds locks, and so does a
+        // CERTIFY: its prepared transaction holds rows that an update delivered before it may need here, and that update's
+        // backlog would then never drain while the CERTIFY waits for it (a certifying block is admitted at its first
+        // write instead: admitNewWork)
+        if (r.kind() == TxnRequest.Kind.AUTOCOMMIT || r.kind() == TxnRequest.Kind.EXCLUSIVE) {
             try {
                 flow.admit(() -> view);
             } catch (FlowControl.Throttled e) {
