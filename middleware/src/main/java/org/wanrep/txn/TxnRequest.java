@@ -77,19 +77,10 @@ public record TxnRequest(RequestId id, Kind kind, TableSet tables, String databa
         this(id, kind, tables, database, messages, timestampMicros, seed, settings, shipsWriteSet, writeSet, changesCatalog, 0);
     }
 
-    /** A block to certify at every site (see {@link Kind#CERTIFY}). */
+    /** A block to certify at every site (see {@link Kind#CERTIFY}), carrying no write set: the others replay its log. */
     public static TxnRequest certify(RequestId id, TableSet readsAndWrites, String database, List<WireMessage> log,
                                      long timestampMicros, long seed, Map<String, String> settings, long snapshotGsn) {
-        return certify(id, readsAndWrites, database, log, timestampMicros, seed, settings, snapshotGsn, false);
-    }
-
-    /**
-     * A block to certify; {@code shipsWriteSet} under a write-set policy: once certified, its origin commits it and ships
-     * its write set, which the others apply (if the origin leaves first, the policy's executor replays the log).
-     */
-    public static TxnRequest certify(RequestId id, TableSet readsAndWrites, String database, List<WireMessage> log,
-                                     long timestampMicros, long seed, Map<String, String> settings, long snapshotGsn, boolean shipsWriteSet) {
-        return certify(id, readsAndWrites, database, log, timestampMicros, seed, settings, snapshotGsn, shipsWriteSet, null);
+        return certify(id, readsAndWrites, database, log, timestampMicros, seed, settings, snapshotGsn, false, null);
     }
 
     /**

@@ -508,10 +508,6 @@ public final class PreparedCapture implements AutoCloseable {
 
     /** Drops the slot (its pinned WAL goes with it). Returns false if there was none. */
     public static boolean dropSlot(Connection c, String slot) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(
-                "SELECT pg_catalog.pg_drop_replication_slot(slot_name) FROM pg_catalog.pg_replication_slots WHERE slot_name = ?")) {
-            ps.setString(1, slot);
-            try (ResultSet rs = ps.executeQuery()) { return rs.next(); }
-        }
+        return WriteSetCapture.dropSlot(c, slot);   // a slot is a slot, whatever its plugin
     }
 }

@@ -434,7 +434,7 @@ public final class WriteSetCapture implements AutoCloseable {
     /** Drops the slot (its pinned WAL goes with it). Returns false if there was none. */
     public static boolean dropSlot(Connection c, String slotName) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(
-                "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = ?")) {
+                "SELECT pg_catalog.pg_drop_replication_slot(slot_name) FROM pg_catalog.pg_replication_slots WHERE slot_name = ?")) {
             ps.setString(1, slotName);
             try (ResultSet rs = ps.executeQuery()) { return rs.next(); }
         }
