@@ -157,6 +157,9 @@ public final class InteractiveBlock {
      * whose holder commits fails with 40001 anyway; the timeout is also answered 40001 (see {@link #lockWaitError}).
      */
     public static final int BLOCK_LOCK_TIMEOUT_MS = 500;
+
+    /** At most this long a certification abort waits for its site to finish what was ordered before the block. */
+    static final java.time.Duration RETRY_FRESHNESS_WAIT = java.time.Duration.ofSeconds(2);
     /** Sets the bound for the block's transaction, keeping a shorter lock_timeout the session has itself. */
     private static final String BLOCK_LOCK_TIMEOUT_SQL = "pg_catalog.set_config('lock_timeout', CASE WHEN pg_catalog.current_setting('lock_timeout')::interval"
             + " BETWEEN interval '1 microsecond' AND interval '" + BLOCK_LOCK_TIMEOUT_MS + " milliseconds' THEN pg_catalog.current_setting('lock_timeout')"
@@ -771,6 +774,14 @@ public final class InteractiveBlock {
         }
         if (!t.certification().commit()) {
             resolvePrepared(gid, false, id);
+            // the client retries at once (pgbench, ORMs): a retry whose snapshot still missed what the block conflicted
+            // with would abort again on the same rows, for certain. So the 40001 goes once every transaction ordered
+            // before the block has finished here (it no longer holds rows they could wait on); bounded, it is a hint only
+            try {
+                engine.awaitFinishedThrough(t.gsn() - 1, RETRY_FRESHNESS_WAIT);
+            } catch (InterruptedException x) {
+                Thread.currentThread().interrupt();
+            }
             session.answerUnrelayed(unit, PgError.error("40001", "wanrep: could not serialize access due to concurrent update (" + t.certification().reason() + ")")
                     .withHint("Retry the transaction."));
             return;

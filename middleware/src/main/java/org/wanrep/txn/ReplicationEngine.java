@@ -318,6 +318,41 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     /** Every GSN up to this one has finished here (committed, failed alike everywhere, or no transaction). */
     private long doneBelow() { return unfinished.isEmpty() ? orderedUpTo : unfinished.first() - 1; }
 
+    /** Who waits in {@link #awaitFinishedThrough} for a GSN to have finished here (monitor). */
+    private final java.util.TreeMap<Long, List<CompletableFuture<Void>>> finishWaiters = new java.util.TreeMap<>();
+
+    /**
+     * Waits (at most {@code timeout}) until every transaction delivered here up to {@code gsn}, a GSN delivered here
+     * already, has finished here, so that a snapshot taken afterwards sees all of them. False on a timeout or when the
+     * site stopped.
+     */
+    public boolean awaitFinishedThrough(long gsn, java.time.Duration timeout) throws InterruptedException {
+        CompletableFuture<Void> f;
+        synchronized (this) {
+            if (doneBelow() >= gsn) return true;
+            f = new CompletableFuture<>();
+            finishWaiters.computeIfAbsent(gsn, g -> new ArrayList<>()).add(f);
+        }
+        try {
+            f.get(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            return !stopped;
+        } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
+            synchronized (this) {
+                List<CompletableFuture<Void>> l = finishWaiters.get(gsn);
+                if (l != null && l.remove(f) && l.isEmpty()) finishWaiters.remove(gsn);
+            }
+            return false;
+        }
+    }
+
+    /** Wakes the waiters of {@link #awaitFinishedThrough} whose GSN has finished (monitor held). */
+    private void releaseFinishWaiters() {
+        if (finishWaiters.isEmpty()) return;
+        long done = doneBelow();
+        while (!finishWaiters.isEmpty() && finishWaiters.firstKey() <= done)
+            for (CompletableFuture<Void> f : finishWaiters.pollFirstEntry().getValue()) f.complete(null);
+    }
+
     /** The statement recording {@code t}'s GSN in its local transaction, or null (monitor held). */
     private String positionSql(Txn t) {
         if (!recordPositions || t.gsn == 0) return null;
@@ -585,7 +620,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         }
         certificationAborts.incrementAndGet();
         if (r.id().site().equals(site)) ownCertificationAborts.incrementAndGet();
-        LOG.info("{} gsn {} block {} aborted by certification: {}", site, gsn, r.id(), d.reason());
+        LOG.debug("{} gsn {} block {} aborted by certification: {}", site, gsn, r.id(), d.reason());
         // as its origin does: at once, not in lock order (what was delivered before it may wait on its rows in PostgreSQL)
         if (left != null) resolveLeftNow(left, false, "its certification aborted it");
         t.state = Txn.State.FAILED;
@@ -1734,6 +1769,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         if (t.gsn > 0 && unfinished.remove(t.gsn)) {
             unfinishedTxns.remove(t.gsn);
             if (catchingUp) notifyAll();
+            releaseFinishWaiters();
             nextInTurn();
         }
         submittedHere.remove(id);
@@ -1831,6 +1867,8 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         synchronized (this) {
             fs = new ArrayList<>(waiting.values());
             waiting.clear();
+            finishWaiters.values().forEach(l -> l.forEach(f -> f.complete(null)));   // they see stopped
+            finishWaiters.clear();
             submittedHere.clear();
             originWork.clear();
             submitTimes.clear();
