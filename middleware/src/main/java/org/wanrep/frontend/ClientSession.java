@@ -519,7 +519,7 @@ public final class ClientSession implements Runnable {
                 case COMMIT -> block.commit(unit, settings);
                 case ROLLBACK -> block.rollback(unit);
                 case UPDATE -> {
-                    if (!block.update(unit, a.tables(), a.catalogChange())) return;   // refused: the block failed
+                    if (!block.update(unit, texts, a.tables(), a.catalogChange())) return;   // refused: the block failed
                 }
                 default -> block.other(unit, a.tables(), a.catalogChange());
             }

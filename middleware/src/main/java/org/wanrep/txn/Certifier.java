@@ -15,6 +15,14 @@ import java.util.Map;
  * everything ({@link TableSet#all()}). Every site feeds it the same deliveries in the same order, so
  * every site decides alike.
  *
+ * <p>A row the block locked in PostgreSQL by key before anything else of it touched the row (an UPDATE or DELETE by key
+ * that modified it, under read committed) may carry a later position than the snapshot: a GSN g such that every
+ * transaction up to g had written all it writes at the origin when the block locked the row. PostgreSQL's update
+ * modifies the newest committed version, and a transaction that wrote the row and had finished writing must have
+ * committed before the block could lock it; so a write of that row at or below g is one the block saw, and only
+ * writes of it after g conflict. (A writer after g that had not finished writing either committed first, and counts
+ * though seen, or waits for the block: certification then aborts the block and breaks that wait.)
+ *
  * <p>The window of recent deliveries is bounded: a block whose snapshot is older than the oldest
  * delivery still kept is aborted (deterministically, since the window's contents depend only on the
  * delivery sequence).
@@ -76,7 +84,14 @@ public final class Certifier {
      * position {@code snapshotGsn}; a block that commits is recorded as a delivery in turn. Null when this
      * certifier started after the snapshot and so cannot know what came between (the caller must not decide).
      */
-    public Decision certify(long gsn, long snapshotGsn, TableSet block) {
+    public Decision certify(long gsn, long snapshotGsn, TableSet block) { return certify(gsn, snapshotGsn, block, Map.of()); }
+
+    /**
+     * As {@link #certify(long, long, TableSet)}, with the positions of the rows the block locked first thing ({@code
+     * rowPositions}: table, {@link TableSet#ROW}, key to GSN; see the class comment): a later write of such a row counts
+     * only if delivered after its position.
+     */
+    public Decision certify(long gsn, long snapshotGsn, TableSet block, Map<String, Long> rowPositions) {
         seen(gsn);
         if (snapshotGsn < horizon)
             return new Decision(false, "its snapshot (GSN " + snapshotGsn + ") is older than the certification window (GSN " + horizon + ")");
@@ -87,7 +102,7 @@ public final class Certifier {
             Entry e = it.next();
             if (e.gsn() >= gsn) continue;   // only what came between its snapshot and its own delivery counts
             if (e.gsn() <= snapshotGsn) break;
-            String c = conflict(e.tables(), block);
+            String c = conflict(e.tables(), block, rowPositions, e.gsn());
             if (c != null) return new Decision(false, c + " by GSN " + e.gsn() + " after its snapshot (GSN " + snapshotGsn + ")");
         }
         delivered(gsn, block);
@@ -98,7 +113,10 @@ public final class Certifier {
      * What of {@code block}'s reads or writes {@code later} (delivered after the block's snapshot)
      * wrote, or null. Row-level only where both sides pinned the table's rows.
      */
-    static String conflict(TableSet later, TableSet block) {
+    static String conflict(TableSet later, TableSet block) { return conflict(later, block, Map.of(), Long.MAX_VALUE); }
+
+    /** As {@link #conflict(TableSet, TableSet)}; a row whose position in {@code rowPositions} is at least {@code laterGsn} was seen. */
+    static String conflict(TableSet later, TableSet block, Map<String, Long> rowPositions, long laterGsn) {
         if (later.all()) return "a write of every table";
         if (block.all()) return "a write (of " + later.writes() + ") while the block reached every table";
         for (String t : later.writes()) {
@@ -106,7 +124,8 @@ public final class Certifier {
             Map<String, LockMode> laterRows = later.rows().get(t), blockRows = block.rows().get(t);
             if (laterRows == null || blockRows == null) return "a write of table " + t;
             for (var k : laterRows.entrySet())
-                if (k.getValue() == LockMode.WRITE && blockRows.containsKey(k.getKey()))
+                if (k.getValue() == LockMode.WRITE && blockRows.containsKey(k.getKey())
+                        && rowPositions.getOrDefault(t + TableSet.ROW + k.getKey(), Long.MIN_VALUE) < laterGsn)
                     return "a write of " + t + " row " + k.getKey().replace(TableSet.ROW, '|');
         }
         return null;

@@ -204,8 +204,17 @@ public final class InteractiveBlock {
      */
     private boolean ranUnreadCode;
 
-    /** A statement of the block may run code the classifier does not read (see {@link #ranUnreadCode}). */
-    public void ranUnreadCode(boolean unread) { ranUnreadCode |= unread; }
+    /** Whether the statement about to run may run code the classifier does not read (then it gives no row positions). */
+    private boolean statementUnread;
+
+    /** The next statement of the block may run code the classifier does not read (see {@link #ranUnreadCode}). */
+    public void ranUnreadCode(boolean unread) {
+        ranUnreadCode |= unread;
+        statementUnread = unread;
+    }
+
+    /** Rows locked by key before anything else of the block touched them, with their positions (see {@link Certifier}). */
+    private final Map<String, Long> rowPositions = new java.util.HashMap<>();
 
     private InteractiveBlock(ReplicationEngine engine, Session session, String database, long commitsAtBegin) {
         this.engine = engine;
@@ -262,7 +271,11 @@ public final class InteractiveBlock {
             // refused (a query ran already), the block has failed either way
             String time = "SELECT " + session.timeAndSeedSql(b.timestampMicros, b.seed)
                     + (b.certifying ? ", " + BLOCK_LOCK_TIMEOUT_SQL + ", pg_catalog.current_setting('max_prepared_transactions')" : "");
-            String setup = text.contains("isolation") ? time : "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ; " + time;
+            // a certifying block reads committed: certification checks its reads against its snapshot position, and an
+            // update by key that waited for a row's holder goes on with the newest version (which its row position
+            // records) where repeatable read would fail it with 40001 whenever another block of this site had the row
+            String setup = text.contains("isolation") ? time
+                    : "SET TRANSACTION ISOLATION LEVEL " + (b.certifying ? "READ COMMITTED" : "REPEATABLE READ") + "; " + time;
             PgError e = session.runCollecting(plainBegin != null ? "BEGIN; " + setup : setup,
                     row -> { if (b.certifying) b.maxPrepared = Integer.parseInt(row.get(row.size() - 1)); });
             if (e != null) LOG.warn("could not set the block's isolation and time: {}", e);
@@ -301,7 +314,8 @@ public final class InteractiveBlock {
      * An update of the block: it runs here, under the exclusive lock unless it certifies. False if it did not run:
      * the exclusive lock could not be had (or the block's reads are stale), and the block failed with our error.
      */
-    public boolean update(List<WireMessage> unit, TableSet tables, boolean catalogChange) throws IOException {
+    public boolean update(List<WireMessage> unit, List<String> texts, TableSet tables, boolean catalogChange) throws IOException {
+        Set<String> firstLocked = Set.of();
         // a sequence's values are not transactional and not ordered: one advanced without the cluster lock could hand
         // this site's concurrent replicated inserts other values than every other site's, and could not be set back
         if (certifying && exclusive == null && !catalogChange && !tables.all() && !session.advancesSequence(tables)) {
@@ -315,10 +329,17 @@ public final class InteractiveBlock {
                     return false;
                 }
             }
+            firstLocked = statementUnread ? Set.of() : RowPositions.untouchedKeyedRows(texts, tables, readsAndWrites);
             readsAndWrites = TableSet.union(readsAndWrites, tables);
             wrote = true;
         } else if (exclusive == null && session.status() == 'T' && !acquireExclusive(unit)) return false;
-        run(unit, catalogChange);
+        Relayed r = run(unit, catalogChange);
+        if (!firstLocked.isEmpty() && r.error() == null && RowPositions.modifiedAll(r.lastTag(), firstLocked.size(), tables)) {
+            // every row it names was there and is locked now, at its newest version: read after the reply, so every
+            // transaction counted here had finished writing before the lock (see Certifier)
+            long g = engine.writtenThrough();
+            for (String row : firstLocked) rowPositions.put(row, g);
+        }
         return true;
     }
 
@@ -328,7 +349,7 @@ public final class InteractiveBlock {
         run(unit, catalogChange);
     }
 
-    private void run(List<WireMessage> unit, boolean catalogChange) throws IOException {
+    private Relayed run(List<WireMessage> unit, boolean catalogChange) throws IOException {
         if (catalogChange) ddl = true;
         Relayed r = session.relay(unit, null);
         logRelayed(r);
@@ -336,6 +357,7 @@ public final class InteractiveBlock {
             LOG.warn("a transaction block ended without COMMIT/ROLLBACK from the client");
             end();
         }
+        return r;
     }
 
     private void logRelayed(Relayed r) {
@@ -756,7 +778,7 @@ public final class InteractiveBlock {
         // the session's order too: at another site its next update must not commit before this block's apply or replay;
         // with its write set it carries no log (no site replays it)
         TxnRequest req = TxnRequest.certify(id, readsAndWrites.inSession(session.orderKey()), database, writeSet != null ? List.of() : log,
-                timestampMicros, seed, settings, snapshotGsn, ships, writeSet);
+                timestampMicros, seed, settings, snapshotGsn, rowPositions, ships, writeSet);
         Txn t;
         try {
             t = outcome(engine.submit(req));

@@ -318,6 +318,20 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     /** Every GSN up to this one has finished here (committed, failed alike everywhere, or no transaction). */
     private long doneBelow() { return unfinished.isEmpty() ? orderedUpTo : unfinished.first() - 1; }
 
+    /**
+     * The highest GSN g such that every transaction delivered here up to g has finished here or is committing (all its
+     * writes done, its COMMIT sent or about to be): one that wrote a row finished writing it before anything could lock
+     * the row after it. A certifying block's statement that locked a row by key takes this, read after the statement
+     * returned, as the row's position (see {@link Certifier}).
+     */
+    public synchronized long writtenThrough() {
+        for (long g : unfinished) {
+            Txn t = unfinishedTxns.get(g);
+            if (t == null || t.state != Txn.State.COMMITTING) return g - 1;
+        }
+        return orderedUpTo;
+    }
+
     /** Who waits in {@link #awaitFinishedThrough} for a GSN to have finished here (monitor). */
     private final java.util.TreeMap<Long, List<CompletableFuture<Void>>> finishWaiters = new java.util.TreeMap<>();
 
@@ -471,7 +485,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
                 switch (r.kind()) {
                     case AUTOCOMMIT -> c.delivered(e.gsn(), r.tables());
                     case EXCLUSIVE -> c.delivered(e.gsn(), TableSet.allTables());
-                    case CERTIFY -> { if (c.certify(e.gsn(), r.snapshotGsn(), r.tables()) == null) c.unknownThrough(e.gsn()); }
+                    case CERTIFY -> { if (c.certify(e.gsn(), r.snapshotGsn(), r.tables(), r.rowPositions()) == null) c.unknownThrough(e.gsn()); }
                     default -> c.seen(e.gsn());
                 }
             });
@@ -570,7 +584,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
      * returns the origin's future to complete if it aborted (outside the monitor).
      */
     private CompletableFuture<Txn> orderedCertify(TxnRequest r, String sender, long gsn, boolean inState, boolean committedBefore, Txn[] abortedTxn) {
-        Certifier.Decision d = certifier.certify(gsn, r.snapshotGsn(), r.tables());
+        Certifier.Decision d = certifier.certify(gsn, r.snapshotGsn(), r.tables(), r.rowPositions());
         if (d == null) {
             // what was delivered between its snapshot and this site's restart is unknown here:
             // another site may decide otherwise, so this one must not decide at all

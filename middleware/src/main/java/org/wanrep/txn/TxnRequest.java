@@ -22,10 +22,14 @@ import java.util.Map;
  * catalog (the origin's analysis travels with it, so no site parses the SQL again).
  * {@code snapshotGsn}: for {@link Kind#CERTIFY} only, the position in the total order that the block's
  * snapshot saw completely (every transaction up to it had committed at its origin before it began).
+ * {@code rowPositions}: for {@link Kind#CERTIFY} only, rows (table, {@link TableSet#ROW}, key) that the block locked in
+ * PostgreSQL by key before anything else of it touched them, each with a GSN such that every transaction up to it
+ * had written all it writes at the origin when the row was locked: the block modified the newest version of the row,
+ * so a write of it at or below that GSN is one the block saw (see {@link Certifier}).
  */
 public record TxnRequest(RequestId id, Kind kind, TableSet tables, String database, List<WireMessage> messages,
                          long timestampMicros, long seed, Map<String, String> settings, boolean shipsWriteSet, byte[] writeSet,
-                         boolean changesCatalog, long snapshotGsn) {
+                         boolean changesCatalog, long snapshotGsn, Map<String, Long> rowPositions) {
     public enum Kind {
         /** An autocommit request: run at every site in lock order. */
         AUTOCOMMIT,
@@ -69,18 +73,19 @@ public record TxnRequest(RequestId id, Kind kind, TableSet tables, String databa
         messages = List.copyOf(messages);
         settings = Map.copyOf(settings);
         writeSet = writeSet == null ? new byte[0] : writeSet;
+        rowPositions = Map.copyOf(rowPositions);
     }
 
     public TxnRequest(RequestId id, Kind kind, TableSet tables, String database, List<WireMessage> messages,
                       long timestampMicros, long seed, Map<String, String> settings, boolean shipsWriteSet, byte[] writeSet,
                       boolean changesCatalog) {
-        this(id, kind, tables, database, messages, timestampMicros, seed, settings, shipsWriteSet, writeSet, changesCatalog, 0);
+        this(id, kind, tables, database, messages, timestampMicros, seed, settings, shipsWriteSet, writeSet, changesCatalog, 0, Map.of());
     }
 
     /** A block to certify at every site (see {@link Kind#CERTIFY}), carrying no write set: the others replay its log. */
     public static TxnRequest certify(RequestId id, TableSet readsAndWrites, String database, List<WireMessage> log,
                                      long timestampMicros, long seed, Map<String, String> settings, long snapshotGsn) {
-        return certify(id, readsAndWrites, database, log, timestampMicros, seed, settings, snapshotGsn, false, null);
+        return certify(id, readsAndWrites, database, log, timestampMicros, seed, settings, snapshotGsn, Map.of(), false, null);
     }
 
     /**
@@ -88,9 +93,10 @@ public record TxnRequest(RequestId id, Kind kind, TableSet tables, String databa
      * at PREPARE), which the other sites apply once it certified, or null: they replay its log.
      */
     public static TxnRequest certify(RequestId id, TableSet readsAndWrites, String database, List<WireMessage> log,
-                                     long timestampMicros, long seed, Map<String, String> settings, long snapshotGsn, boolean shipsWriteSet,
-                                     byte[] writeSet) {
-        return new TxnRequest(id, Kind.CERTIFY, readsAndWrites, database, log, timestampMicros, seed, settings, shipsWriteSet, writeSet, false, snapshotGsn);
+                                     long timestampMicros, long seed, Map<String, String> settings, long snapshotGsn,
+                                     Map<String, Long> rowPositions, boolean shipsWriteSet, byte[] writeSet) {
+        return new TxnRequest(id, Kind.CERTIFY, readsAndWrites, database, log, timestampMicros, seed, settings, shipsWriteSet, writeSet, false,
+                snapshotGsn, rowPositions);
     }
 
     /**
@@ -99,12 +105,12 @@ public record TxnRequest(RequestId id, Kind kind, TableSet tables, String databa
      */
     public TxnRequest committingPrepared(String gid, String database) {
         return new TxnRequest(id, Kind.STATEMENT_LOG, tables, database, List.of(WireMessage.query("COMMIT PREPARED '" + gid.replace("'", "''") + "'")),
-                0, 0, Map.of(), false, null, false, snapshotGsn);
+                0, 0, Map.of(), false, null, false, snapshotGsn, rowPositions);
     }
 
     /** The block's statement log as work to replay (what a {@link Kind#STATEMENT_LOG} carries). */
     public TxnRequest asStatementLog() {
-        return new TxnRequest(id, Kind.STATEMENT_LOG, tables, database, messages, timestampMicros, seed, settings, shipsWriteSet, null, changesCatalog, snapshotGsn);
+        return new TxnRequest(id, Kind.STATEMENT_LOG, tables, database, messages, timestampMicros, seed, settings, shipsWriteSet, null, changesCatalog, snapshotGsn, rowPositions);
     }
 
     public TxnRequest(RequestId id, Kind kind, TableSet tables, String database, List<WireMessage> messages,
@@ -119,12 +125,12 @@ public record TxnRequest(RequestId id, Kind kind, TableSet tables, String databa
 
     /** The same request, marked as executable at one site with its write set shipped (DML only). */
     public TxnRequest shippingWriteSet() {
-        return new TxnRequest(id, kind, tables, database, messages, timestampMicros, seed, settings, true, writeSet, changesCatalog, snapshotGsn);
+        return new TxnRequest(id, kind, tables, database, messages, timestampMicros, seed, settings, true, writeSet, changesCatalog, snapshotGsn, rowPositions);
     }
 
     /** The same request, marked as changing the catalog (DDL): every site reads its catalog again after it. */
     public TxnRequest changingCatalog() {
-        return new TxnRequest(id, kind, tables, database, messages, timestampMicros, seed, settings, shipsWriteSet, writeSet, true, snapshotGsn);
+        return new TxnRequest(id, kind, tables, database, messages, timestampMicros, seed, settings, shipsWriteSet, writeSet, true, snapshotGsn, rowPositions);
     }
 
     public TxnRequest(RequestId id, Kind kind, TableSet tables, String database, List<WireMessage> messages, long timestampMicros, long seed) {

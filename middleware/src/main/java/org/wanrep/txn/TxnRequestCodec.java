@@ -18,7 +18,7 @@ import java.util.Set;
 public final class TxnRequestCodec {
     private TxnRequestCodec() {}
 
-    private static final byte VERSION = 5;   // 4: row locks; 5: certified blocks (snapshot position)
+    private static final byte VERSION = 6;   // 4: row locks; 5: certified blocks (snapshot position); 6: their rows' positions
 
     public static byte[] encode(TxnRequest r) {
         int size = 64 + r.writeSet().length;
@@ -62,6 +62,11 @@ public final class TxnRequestCodec {
             out.write(r.writeSet());
             out.writeBoolean(r.changesCatalog());
             out.writeLong(r.snapshotGsn());
+            out.writeInt(r.rowPositions().size());
+            for (var e : new java.util.TreeMap<>(r.rowPositions()).entrySet()) {
+                out.writeUTF(e.getKey());
+                out.writeLong(e.getValue());
+            }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -101,7 +106,9 @@ public final class TxnRequestCodec {
             in.readFully(ws);
             boolean ddl = in.readBoolean();
             long snapshot = in.readLong();
-            return new TxnRequest(id, kind, new TableSet(reads, writes, all, rows), db, ms, ts, seed, settings, ships, ws, ddl, snapshot);
+            java.util.Map<String, Long> positions = new java.util.HashMap<>();
+            for (int i = in.readInt(); i > 0; i--) positions.put(in.readUTF(), in.readLong());
+            return new TxnRequest(id, kind, new TableSet(reads, writes, all, rows), db, ms, ts, seed, settings, ships, ws, ddl, snapshot, positions);
         } catch (IOException e) {
             throw new UncheckedIOException("corrupt transaction request", e);
         }

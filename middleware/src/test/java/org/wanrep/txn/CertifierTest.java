@@ -44,6 +44,32 @@ class CertifierTest {
     }
 
     @Test
+    void aRowLockedAtItsNewestVersionConflictsOnlyWithWritesAfterItsPosition() {
+        TableSet block = rows("public.acc", Map.of("1", LockMode.WRITE, "2", LockMode.WRITE));
+        String row1 = "public.acc" + TableSet.ROW + "1", row2 = "public.acc" + TableSet.ROW + "2";
+        // snapshot 10: GSN 11 wrote row 1, but the block locked row 1 when everything up to 12 had written
+        assertThat(history().certify(20, 10, block, Map.of(row1, 12L, row2, 13L)).commit()).isTrue();
+        // row 2 was locked when only 12 had: GSN 13's write of it came after, unseen
+        Certifier.Decision x = history().certify(20, 10, block, Map.of(row1, 12L, row2, 12L));
+        assertThat(x.commit()).isFalse();
+        assertThat(x.reason()).contains("row 2").contains("GSN 13");
+        // a row without a position keeps the snapshot's
+        assertThat(history().certify(20, 10, block, Map.of(row2, 19L)).commit()).isFalse();
+        // a write of the whole table is not a row's: a position does not help
+        Certifier f = new Certifier(100);
+        for (long g = 10; g < 20; g++) f.delivered(g, g == 11 ? TableSet.of(Set.of("public.acc"), Set.of("public.acc")) : TableSet.of(Set.of(), Set.of()));
+        assertThat(f.certify(20, 10, block, Map.of(row1, 19L, row2, 19L)).commit()).isFalse();
+    }
+
+    /** GSNs 10 to 19 delivered; 11 wrote row 1 of public.acc, 13 row 2. */
+    private static Certifier history() {
+        Certifier c = new Certifier(100);
+        for (long g = 10; g < 20; g++)
+            c.delivered(g, g == 11 ? rows("public.acc", Map.of("1", LockMode.WRITE)) : g == 13 ? rows("public.acc", Map.of("2", LockMode.WRITE)) : TableSet.of(Set.of(), Set.of()));
+        return c;
+    }
+
+    @Test
     void deliveriesUpToTheSnapshotAreNotConcurrent() {
         Certifier c = new Certifier(100);
         c.delivered(3, TableSet.allTables());

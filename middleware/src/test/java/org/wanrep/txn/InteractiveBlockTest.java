@@ -177,7 +177,7 @@ class InteractiveBlockTest {
         AtomicReference<Throwable> thrown = new AtomicReference<>();
         Thread writer = Thread.ofPlatform().start(() -> {
             try {
-                b.update(query("INSERT INTO t VALUES (1)"), WRITES_T, false);
+                b.update(query("INSERT INTO t VALUES (1)"), List.of("INSERT INTO t VALUES (1)"), WRITES_T, false);
             } catch (Throwable e) {
                 thrown.set(e);
             }
@@ -199,7 +199,7 @@ class InteractiveBlockTest {
         CompletableFuture<String> stopped = new CompletableFuture<>();
         engine.onFatal(stopped::complete);
         InteractiveBlock b = begin(s);
-        b.update(query("INSERT INTO t VALUES (2)"), WRITES_T, false);   // takes the exclusive lock
+        b.update(query("INSERT INTO t VALUES (2)"), List.of("INSERT INTO t VALUES (2)"), WRITES_T, false);   // takes the exclusive lock
         assertThat(clusterLockFree(Duration.ofMillis(500))).isFalse();
         s.beforeRelay = sql -> { if (sql.equals("COMMIT")) terminateBackend(); };
         assertThatThrownBy(() -> b.commit(query("COMMIT"), Map.of())).isInstanceOf(IOException.class);
@@ -217,7 +217,7 @@ class InteractiveBlockTest {
         engine.onFatal(stopped::complete);
         InteractiveBlock b = begin(s);
         assertThat(b.certifying()).isTrue();
-        b.update(query("INSERT INTO t VALUES (3)"), WRITES_T, false);   // no cluster lock: it certifies at COMMIT
+        b.update(query("INSERT INTO t VALUES (3)"), List.of("INSERT INTO t VALUES (3)"), WRITES_T, false);   // no cluster lock: it certifies at COMMIT
         assertThat(clusterLockFree()).isTrue();
         s.beforeRun = sql -> { if (sql.contains("COMMIT PREPARED")) terminateBackend(); };
         try {
@@ -238,7 +238,7 @@ class InteractiveBlockTest {
         CompletableFuture<String> stopped = new CompletableFuture<>();
         engine.onFatal(stopped::complete);
         InteractiveBlock b = begin(s);
-        b.update(query("INSERT INTO t VALUES (4)"), WRITES_T, false);
+        b.update(query("INSERT INTO t VALUES (4)"), List.of("INSERT INTO t VALUES (4)"), WRITES_T, false);
         s.beforeRun = sql -> { if (sql.contains("PREPARE TRANSACTION")) terminateBackend(); };
         assertThatThrownBy(() -> b.commit(query("COMMIT"), Map.of())).isInstanceOf(IOException.class);
         // a transaction left prepared would hold its rows here for ever, and nobody knows whether there is one

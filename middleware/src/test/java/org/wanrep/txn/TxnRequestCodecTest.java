@@ -49,5 +49,9 @@ class TxnRequestCodecTest {
         assertThat(cd.kind()).isEqualTo(TxnRequest.Kind.CERTIFY);
         assertThat(cd.snapshotGsn()).isEqualTo(1234);
         assertThat(cd.tables()).isEqualTo(rows);
+        // and the positions of the rows it locked first thing
+        TxnRequest withRows = TxnRequest.certify(new RequestId("x", 5), rows, "d", List.of(), 5, 6, java.util.Map.of(), 1234,
+                java.util.Map.of("public.b\u00005", 1240L), false, null);
+        assertThat(TxnRequestCodec.decode(TxnRequestCodec.encode(withRows)).rowPositions()).containsExactly(java.util.Map.entry("public.b\u00005", 1240L));
     }
 }
