@@ -174,7 +174,10 @@ final class ListAppendClient implements Runnable {
                             done.add(o.withRead(rs.next() ? parse(rs.getString(1)) : new long[0]));
                         }
                     } else {
-                        int n = st.executeUpdate(statement(o));
+                        // half the appends to a row that exists are an UPDATE by key (a certified block then records the
+                        // position at which it locked the row), the rest and new rows the INSERT ... ON CONFLICT
+                        int n = o.value() % 2 == 0 ? st.executeUpdate(updateStatement(o)) : 0;
+                        if (n == 0) n = st.executeUpdate(statement(o));
                         if (n != 1) throw new Outcome(OpType.INFO, "update count " + n + " for " + statement(o));
                         done.add(o);
                     }
@@ -219,6 +222,11 @@ final class ListAppendClient implements Runnable {
         return o.isAppend()
                 ? "INSERT INTO " + table(o.key()) + " AS t (k, v) VALUES (" + o.key() + ", '" + o.value() + "') ON CONFLICT (k) DO UPDATE SET v = t.v || ',' || excluded.v"
                 : "SELECT v FROM " + table(o.key()) + " WHERE k = " + o.key();
+    }
+
+    /** An append to a row that exists, by key (0 rows when it does not). */
+    static String updateStatement(MicroOp o) {
+        return "UPDATE " + table(o.key()) + " SET v = v || '," + o.value() + "' WHERE k = " + o.key();
     }
 
     static long[] parse(String v) {

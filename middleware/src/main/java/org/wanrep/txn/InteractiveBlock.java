@@ -271,11 +271,11 @@ public final class InteractiveBlock {
             // refused (a query ran already), the block has failed either way
             String time = "SELECT " + session.timeAndSeedSql(b.timestampMicros, b.seed)
                     + (b.certifying ? ", " + BLOCK_LOCK_TIMEOUT_SQL + ", pg_catalog.current_setting('max_prepared_transactions')" : "");
-            // a certifying block reads committed: certification checks its reads against its snapshot position, and an
-            // update by key that waited for a row's holder goes on with the newest version (which its row position
-            // records) where repeatable read would fail it with 40001 whenever another block of this site had the row
-            String setup = text.contains("isolation") ? time
-                    : "SET TRANSACTION ISOLATION LEVEL " + (b.certifying ? "READ COMMITTED" : "REPEATABLE READ") + "; " + time;
+            // repeatable read, certifying or not: a block that turns out read-only commits here without certification,
+            // and at read committed two of its reads could see two states (read skew: history-check --seed 21 found it).
+            // A block begun at read committed by its client certifies its reads, and its updates by key record the rows'
+            // positions (see RowPositions)
+            String setup = text.contains("isolation") ? time : "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ; " + time;
             PgError e = session.runCollecting(plainBegin != null ? "BEGIN; " + setup : setup,
                     row -> { if (b.certifying) b.maxPrepared = Integer.parseInt(row.get(row.size() - 1)); });
             if (e != null) LOG.warn("could not set the block's isolation and time: {}", e);

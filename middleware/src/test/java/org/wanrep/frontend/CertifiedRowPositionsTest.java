@@ -18,7 +18,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * Certified blocks read committed, and an UPDATE by key records the position at which it locked its row: a block that
+ * In a certified block begun at READ COMMITTED, an UPDATE by key records the position at which it locked its row: a block that
  * waited for another block's row, or updates a row another site wrote after its snapshot (applied here before), goes
  * on with the newest version and commits, where it used to fail with 40001. A statement that read on its older snapshot
  * (a subquery), or a row the block read before, keeps the snapshot's position: those still abort, never lose an update.
@@ -52,16 +52,16 @@ class CertifiedRowPositionsTest {
     void aBlockThatWaitedForAnotherBlocksRowCommitsOnTheNewestVersion() throws Exception {
         try (Connection c1 = cluster.connect(0); Statement s1 = c1.createStatement();
              Connection c2 = cluster.connect(0); Statement s2 = c2.createStatement()) {
-            c1.setAutoCommit(false);
-            c2.setAutoCommit(false);
+            begin(s1);
+            begin(s2);
             s1.executeUpdate("UPDATE acc SET bal = bal + 1 WHERE id = 1");
             assertThat(balance(s2, 2)).isEqualTo(100);   // the second block's snapshot: before the first commits
             CompletableFuture<Integer> waiting = update(s2, "UPDATE acc SET bal = bal + 10 WHERE id = 1");
             Thread.sleep(200);
             assertThat(waiting).as("waits for the first block's row").isNotDone();
-            c1.commit();
+            commit(s1);
             assertThat(waiting.get(10, TimeUnit.SECONDS)).isEqualTo(1);
-            c2.commit();   // repeatable read failed it with 40001; certification accepts its row's position
+            commit(s2);   // repeatable read failed it with 40001; certification accepts its row's position
         }
         assertBalanceEverywhere(1, 111);
     }
@@ -70,17 +70,17 @@ class CertifiedRowPositionsTest {
     void aStatementThatReadOnItsOlderSnapshotStillAborts() throws Exception {
         try (Connection c1 = cluster.connect(0); Statement s1 = c1.createStatement();
              Connection c2 = cluster.connect(0); Statement s2 = c2.createStatement()) {
-            c1.setAutoCommit(false);
-            c2.setAutoCommit(false);
+            begin(s1);
+            begin(s2);
             s1.executeUpdate("UPDATE acc SET bal = bal + 1 WHERE id = 1");
             assertThat(balance(s2, 2)).isEqualTo(100);
             // the subquery reads 100 on the statement's snapshot while the row's newest version will be 101
             CompletableFuture<Integer> waiting = update(s2, "UPDATE acc SET bal = (SELECT bal FROM acc WHERE id = 1) + 10 WHERE id = 1");
             Thread.sleep(200);
-            c1.commit();
+            commit(s1);
             assertThat(waiting.get(10, TimeUnit.SECONDS)).isEqualTo(1);
-            assertThatThrownBy(c2::commit).isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("40001"));
-            c2.rollback();
+            assertThatThrownBy(() -> commit(s2)).isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("40001"));
+            rollback(s2);
         }
         assertBalanceEverywhere(1, 101);   // no lost update
     }
@@ -89,12 +89,12 @@ class CertifiedRowPositionsTest {
     void anotherSitesUpdateAppliedBeforeTheRowWasLockedIsSeen() throws Exception {
         try (Connection a = cluster.connect(0); Statement sa = a.createStatement();
              Connection b = cluster.connect(1); Statement sb = b.createStatement()) {
-            a.setAutoCommit(false);
+            begin(sa);
             assertThat(balance(sa, 2)).isEqualTo(100);   // snapshot before b's update
             sb.executeUpdate("UPDATE acc SET bal = 500 WHERE id = 1");
             cluster.awaitQuiescent();   // applied at a
             assertThat(sa.executeUpdate("UPDATE acc SET bal = bal + 1 WHERE id = 1")).isEqualTo(1);
-            a.commit();
+            commit(sa);
         }
         assertBalanceEverywhere(1, 501);
     }
@@ -103,17 +103,30 @@ class CertifiedRowPositionsTest {
     void aRowTheBlockReadBeforeAnotherSiteWroteItAborts() throws Exception {
         try (Connection a = cluster.connect(0); Statement sa = a.createStatement();
              Connection b = cluster.connect(1); Statement sb = b.createStatement()) {
-            a.setAutoCommit(false);
+            begin(sa);
             int seen = balance(sa, 1);   // 100: the block's later write may depend on it
             sb.executeUpdate("UPDATE acc SET bal = 500 WHERE id = 1");
             cluster.awaitQuiescent();
             sa.executeUpdate("UPDATE acc SET bal = bal + 1 WHERE id = 1");
             sa.executeUpdate("UPDATE acc SET bal = " + (seen + 7) + " WHERE id = 2");
-            assertThatThrownBy(a::commit).isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("40001"));
-            a.rollback();
+            assertThatThrownBy(() -> commit(sa)).isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("40001"));
+            rollback(sa);
         }
         assertBalanceEverywhere(1, 500);
         assertBalanceEverywhere(2, 100);
+    }
+
+    /** BEGIN ISOLATION LEVEL READ COMMITTED, as the client's own statement (pgjdbc's autocommit off would begin a plain block). */
+    private static void begin(Statement st) throws SQLException {
+        st.execute("BEGIN ISOLATION LEVEL READ COMMITTED");
+    }
+
+    private static void commit(Statement st) throws SQLException {
+        st.execute("COMMIT");
+    }
+
+    private static void rollback(Statement st) throws SQLException {
+        st.execute("ROLLBACK");
     }
 
     private static CompletableFuture<Integer> update(Statement st, String sql) {
