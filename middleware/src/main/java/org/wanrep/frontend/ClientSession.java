@@ -721,7 +721,12 @@ public final class ClientSession implements Runnable {
             return out;
         }
         @Override public InteractiveBlock.Relayed relay(List<WireMessage> unit, List<WireMessage> buffer) throws IOException {
-            Relay r = ClientSession.this.relay(unit, buffer);
+            Relay r = ClientSession.this.relay(unit, buffer, null, null);
+            return new InteractiveBlock.Relayed(r.sent, r.error, r.lastTag);
+        }
+        @Override public InteractiveBlock.Relayed relayAfter(String sql, java.util.function.Consumer<List<String>> rows, List<WireMessage> unit)
+                throws IOException {
+            Relay r = ClientSession.this.relay(unit, null, sql, rows);
             return new InteractiveBlock.Relayed(r.sent, r.error, r.lastTag);
         }
         @Override public void toClient(List<WireMessage> messages) throws IOException { for (WireMessage m : messages) client.write(m); }
@@ -861,13 +866,21 @@ public final class ClientSession implements Runnable {
     // ------------------------------------------------------------------ relaying
 
     /** Sends a request to the backend and relays every answer to the client (COPY IN data included). */
-    private Relay relay(List<WireMessage> unit) throws IOException { return relay(unit, null); }
+    private Relay relay(List<WireMessage> unit) throws IOException { return relay(unit, null, null, null); }
+
+    private Relay relay(List<WireMessage> unit, List<WireMessage> buffer) throws IOException { return relay(unit, buffer, null, null); }
 
     /** Sends a request to the backend and its answers to the client, or into {@code buffer} if given. */
-    private Relay relay(List<WireMessage> unit, List<WireMessage> buffer) throws IOException {
+    /**
+     * Relays {@code unit}; {@code ours}, if not null, is a query of ours sent just before it (one round trip), whose
+     * rows go to {@code rows} and whose answers the client never sees (a failure of it is logged: the request then
+     * fails on the failed block, as PostgreSQL answers).
+     */
+    private Relay relay(List<WireMessage> unit, List<WireMessage> buffer, String ours, java.util.function.Consumer<List<String>> rows) throws IOException {
         Relay r = new Relay();
         relaying = true;
         try {
+            if (ours != null) backend.send(WireMessage.query(ours));
             for (WireMessage m : unit) {
                 backend.send(m);
                 r.sent.add(m);
@@ -878,6 +891,14 @@ public final class ClientSession implements Runnable {
             if (end != 'S' && end != 'H' && end != 'Q') backend.send(Messages.FLUSH);
             backend.flush();
             noteStatements(unit);
+            if (ours != null) {   // its answers come first
+                while (true) {
+                    WireMessage m = backend.read();
+                    if (m.kind() == 'E') LOG.warn("{} failed: {}", ours, PgError.parse(m));
+                    if (m.kind() == 'D' && rows != null) rows.accept(Messages.dataRowValues(m));
+                    if (m.kind() == 'Z') break;
+                }
+            }
             while (!backend.tracker().idle()) {
                 if (backend.tracker().awaitingCopyData()) {
                     client.flush();

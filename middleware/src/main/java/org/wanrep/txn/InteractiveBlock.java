@@ -60,6 +60,17 @@ public final class InteractiveBlock {
         /** Sends the client's request to the backend and the answers to the client, or into {@code buffer} if not null. */
         Relayed relay(List<WireMessage> unit, List<WireMessage> buffer) throws IOException;
 
+        /**
+         * Runs {@code sql} (ours, its rows to {@code rows}), then relays the client's request to the client: sent together,
+         * one round trip. A failure of {@code sql} is logged; the request then fails on the failed block, as PostgreSQL
+         * would answer it.
+         */
+        default Relayed relayAfter(String sql, Consumer<List<String>> rows, List<WireMessage> unit) throws IOException {
+            PgError e = runCollecting(sql, rows);
+            if (e != null) LOG.warn("could not set up the block: {}", e);
+            return relay(unit, null);
+        }
+
         /** Writes messages (answers buffered by {@link #relay}) to the client. */
         void toClient(List<WireMessage> messages) throws IOException;
 
@@ -213,6 +224,12 @@ public final class InteractiveBlock {
         statementUnread = unread;
     }
 
+    /**
+     * The set-up (time, seed, lock bound, max_prepared_transactions) of a certifying block begun by a plain BEGIN, not
+     * run yet: it goes with the block's first statement, which also chooses the isolation (see {@link #setUpAndRun}).
+     */
+    private String pendingSetUp;
+
     /** Rows locked by key before anything else of the block touched them, with their positions (see {@link Certifier}). */
     private final Map<String, Long> rowPositions = new java.util.HashMap<>();
 
@@ -265,7 +282,15 @@ public final class InteractiveBlock {
         b.preparedCaptured = b.certifying && session.preparedWriteSets() != null && session.preparedWriteSets().capturesNow();
         b.snapshotGsn = snapshotGsn;
         b.readsAndWrites = tables;
-        if (plainBegin != null || session.status() == 'T') {
+        if (plainBegin != null && b.certifying && !text.contains("isolation")) {
+            // a certifying block's isolation waits for its first statement (see setUp): only BEGIN now, answered as
+            // PostgreSQL does
+            PgError e = session.run("BEGIN");
+            if (e != null) LOG.warn("could not begin the block: {}", e);
+            b.pendingSetUp = "SELECT " + session.timeAndSeedSql(b.timestampMicros, b.seed) + ", " + BLOCK_LOCK_TIMEOUT_SQL
+                    + ", pg_catalog.current_setting('max_prepared_transactions')";
+            session.toClient(List.of(Messages.commandComplete("BEGIN"), Messages.readyForQuery(session.status())));
+        } else if (plainBegin != null || session.status() == 'T') {
             // repeatable read: the block's reads are one snapshot, which the exclusive grant then validates; then the
             // block's time, which its statement log carries to the other sites. One round trip: if the isolation is
             // refused (a query ran already), the block has failed either way
@@ -333,7 +358,7 @@ public final class InteractiveBlock {
             readsAndWrites = TableSet.union(readsAndWrites, tables);
             wrote = true;
         } else if (exclusive == null && session.status() == 'T' && !acquireExclusive(unit)) return false;
-        Relayed r = run(unit, catalogChange);
+        Relayed r = setUpAndRun(unit, catalogChange, true);
         if (!firstLocked.isEmpty() && r.error() == null && RowPositions.modifiedAll(r.lastTag(), firstLocked.size(), tables)) {
             // every row it names was there and is locked now, at its newest version: read after the reply, so every
             // transaction counted here had finished writing before the lock (see Certifier)
@@ -346,12 +371,31 @@ public final class InteractiveBlock {
     /** Any other request of the block (a query, a session command): it runs here; a certifying block records its reads. */
     public void other(List<WireMessage> unit, TableSet tables, boolean catalogChange) throws IOException {
         if (certifying) readsAndWrites = TableSet.union(readsAndWrites, tables);
-        run(unit, catalogChange);
+        setUpAndRun(unit, catalogChange, false);
     }
 
-    private Relayed run(List<WireMessage> unit, boolean catalogChange) throws IOException {
+    /**
+     * Runs a statement of the block; the block's first, after a plain BEGIN of a certifying block, with the set-up and
+     * the isolation it chooses in the same round trip. A block that writes first reads committed: it is certified
+     * (or takes the exclusive path, whose check is that nothing committed here since BEGIN), so its reads are checked
+     * against its snapshot position, and an update by key that waited for another block's row goes on with the
+     * newest version, which its row position records (where repeatable read fails it with 40001). A block that reads
+     * first may stay read-only and commit here without certification: it needs one snapshot, repeatable read.
+     */
+    private Relayed setUpAndRun(List<WireMessage> unit, boolean catalogChange, boolean writes) throws IOException {
+        String setUp = pendingSetUp;
+        pendingSetUp = null;
+        return run(unit, catalogChange, setUp == null ? null
+                : "SET TRANSACTION ISOLATION LEVEL " + (writes ? "READ COMMITTED" : "REPEATABLE READ") + "; " + setUp);
+    }
+
+    private Relayed run(List<WireMessage> unit, boolean catalogChange) throws IOException { return run(unit, catalogChange, null); }
+
+    /** {@code setUp}: ours, to run first in the same round trip (see {@link #setUpAndRun}), or null. */
+    private Relayed run(List<WireMessage> unit, boolean catalogChange, String setUp) throws IOException {
         if (catalogChange) ddl = true;
-        Relayed r = session.relay(unit, null);
+        Relayed r = setUp == null ? session.relay(unit, null)
+                : session.relayAfter(setUp, row -> maxPrepared = Integer.parseInt(row.get(row.size() - 1)), unit);
         logRelayed(r);
         if (session.status() == 'I') {   // the block ended by other means (cannot normally happen)
             LOG.warn("a transaction block ended without COMMIT/ROLLBACK from the client");

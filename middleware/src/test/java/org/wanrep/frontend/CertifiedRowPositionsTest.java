@@ -18,7 +18,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * In a certified block begun at READ COMMITTED, an UPDATE by key records the position at which it locked its row: a block that
+ * A certified block begun by a plain BEGIN (psql, pgbench, psycopg) whose first statement writes runs at READ COMMITTED;
+ * one whose first statement reads keeps REPEATABLE READ (it may stay read-only, and then commits uncertified on one
+ * snapshot). In a certified block at READ COMMITTED, an UPDATE by key records the position at which it locked its row: a block that
  * waited for another block's row, or updates a row another site wrote after its snapshot (applied here before), goes
  * on with the newest version and commits, where it used to fail with 40001. A statement that read on its older snapshot
  * (a subquery), or a row the block read before, keeps the snapshot's position: those still abort, never lose an update.
@@ -64,6 +66,38 @@ class CertifiedRowPositionsTest {
             commit(s2);   // repeatable read failed it with 40001; certification accepts its row's position
         }
         assertBalanceEverywhere(1, 111);
+    }
+
+    @Test
+    void aPlainBeginWhoseFirstStatementWritesReadsCommitted() throws Exception {
+        try (Connection c1 = cluster.connect(0, SIMPLE); Statement s1 = c1.createStatement();
+             Connection c2 = cluster.connect(0, SIMPLE); Statement s2 = c2.createStatement()) {
+            s1.execute("BEGIN");
+            s1.executeUpdate("UPDATE acc SET bal = bal + 1 WHERE id = 1");
+            s2.execute("BEGIN");
+            CompletableFuture<Integer> waiting = update(s2, "UPDATE acc SET bal = bal + 10 WHERE id = 1");
+            Thread.sleep(200);
+            assertThat(waiting).as("waits for the first block's row").isNotDone();
+            commit(s1);
+            assertThat(waiting.get(10, TimeUnit.SECONDS)).as("repeatable read would fail it with 40001").isEqualTo(1);
+            assertThat(isolation(s2)).isEqualTo("read committed");
+            commit(s2);
+        }
+        assertBalanceEverywhere(1, 111);
+    }
+
+    @Test
+    void aPlainBeginWhoseFirstStatementReadsKeepsOneSnapshot() throws Exception {
+        try (Connection c1 = cluster.connect(0, SIMPLE); Statement s1 = c1.createStatement();
+             Connection c2 = cluster.connect(0); Statement s2 = c2.createStatement()) {
+            s1.execute("BEGIN");
+            assertThat(balance(s1, 1)).isEqualTo(100);
+            s2.executeUpdate("UPDATE acc SET bal = 200 WHERE id = 1");   // committed here meanwhile
+            assertThat(balance(s1, 1)).as("the same snapshot: a read-only block commits without certification").isEqualTo(100);
+            assertThat(isolation(s1)).isEqualTo("repeatable read");
+            commit(s1);
+        }
+        assertBalanceEverywhere(1, 200);
     }
 
     @Test
@@ -114,6 +148,16 @@ class CertifiedRowPositionsTest {
         }
         assertBalanceEverywhere(1, 500);
         assertBalanceEverywhere(2, 100);
+    }
+
+    /** pgjdbc's simple-query mode: BEGIN goes as a Query of its own, what psql and pgbench send. */
+    private static final String SIMPLE = "preferQueryMode=simple";
+
+    private static String isolation(Statement st) throws SQLException {
+        try (ResultSet rs = st.executeQuery("SHOW transaction_isolation")) {
+            assertThat(rs.next()).isTrue();
+            return rs.getString(1);
+        }
     }
 
     /** BEGIN ISOLATION LEVEL READ COMMITTED, as the client's own statement (pgjdbc's autocommit off would begin a plain block). */
