@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import org.wanrep.emulator.synthetic.SyntheticWorkload;
 import org.wanrep.pg.LocalPostgres;
 import org.wanrep.pg.TableDigest;
+import org.wanrep.experiments.ProcessCpu;
 import org.wanrep.site.InProcessCluster;
 
 import java.io.IOException;
@@ -44,12 +45,21 @@ public final class PeerBench {
      * its PostgreSQL servers and pgbench; what makes a ratio on a shared two-core machine), 0 where not measured.
      */
     public record Run(String workload, String system, double tps, long failed, String note, long transactions, double cpuMicrosPerTxn,
-                      double switchesPerTxn) {
-        public Run(String workload, String system, double tps, long failed, String note) { this(workload, system, tps, failed, note, 0, 0, 0); }
+                      double switchesPerTxn, double serversMicrosPerTxn, double middlewareMicrosPerTxn) {
+        public Run(String workload, String system, double tps, long failed, String note) { this(workload, system, tps, failed, note, 0, 0, 0, 0, 0); }
 
-        Run withCpu(long busyMicros, long switches) {
-            return new Run(workload, system, tps, failed, note, transactions, transactions == 0 ? 0 : (double) busyMicros / transactions,
-                    transactions == 0 ? 0 : (double) switches / transactions);
+        Run(String workload, String system, double tps, long failed, String note, long transactions) {
+            this(workload, system, tps, failed, note, transactions, 0, 0, 0, 0);
+        }
+
+        /**
+         * With the CPU spent over the run: the machine's, the system's PostgreSQL servers' (every backend, the exited
+         * ones too) and its middleware's (pgbouncer, pgpool-II with its children, wanrep's JVM; none for direct).
+         */
+        Run withCpu(long busyMicros, long switches, long serversMicros, long middlewareMicros) {
+            double n = transactions;
+            return transactions == 0 ? this : new Run(workload, system, tps, failed, note, transactions, busyMicros / n, switches / n,
+                    serversMicros / n, middlewareMicros / n);
         }
     }
 
@@ -81,6 +91,19 @@ public final class PeerBench {
 
     /** wanrep's three proxies (for a workload whose clients use every site). */
     private final List<Integer> wanrepPorts = new ArrayList<>();
+
+    /** Per system: its PostgreSQL servers' postmasters, and its middleware's process (-1: none; this JVM for wanrep). */
+    private final Map<String, List<Long>> serverPids = new LinkedHashMap<>();
+    private final Map<String, Long> middlewarePid = new LinkedHashMap<>();
+
+    private long serversMicros(String system) { return ProcessCpu.treeMicros(serverPids.getOrDefault(system, List.of())); }
+
+    /** wanrep runs in this JVM, whose children are the pgbench runs: its own threads only; a peer's whole process tree. */
+    private long middlewareMicros(String system) {
+        long pid = middlewarePid.getOrDefault(system, -1L);
+        if (pid < 0) return 0;
+        return pid == ProcessHandle.current().pid() ? ProcessCpu.ownMicros(pid) : ProcessCpu.treeMicros(List.of(pid));
+    }
 
     private static final String TPCB_ONE_REQUEST = String.join("\n",
             "\\set aid random(1, 100000 * :scale)",
@@ -166,6 +189,16 @@ public final class PeerBench {
             ports.put("pgpool-II", pgpool.port);
             ports.put("wanrep", wanrep.site(0).proxyPort());
             for (int i = 0; i < 3; i++) wanrepPorts.add(wanrep.site(i).proxyPort());
+            long directPm = ProcessCpu.postmasterPid(direct.dataDir());
+            serverPids.put("direct", List.of(directPm));
+            serverPids.put("pgbouncer", List.of(directPm));
+            serverPids.put("pgpool-II", backends.stream().map(b -> ProcessCpu.postmasterPid(b.dataDir())).toList());
+            List<Long> wanrepServers = new ArrayList<>();
+            for (int i = 0; i < 3; i++) wanrepServers.add(ProcessCpu.postmasterPid(wanrep.postgres(i).dataDir()));
+            serverPids.put("wanrep", wanrepServers);
+            middlewarePid.put("pgbouncer", bouncer.process.pid());
+            middlewarePid.put("pgpool-II", pgpool.process.pid());
+            middlewarePid.put("wanrep", ProcessHandle.current().pid());
 
             SyntheticWorkload synthetic = new SyntheticWorkload();
             // direct and pgbouncer share one database; pgpool-II and wanrep load through themselves, so their replicas get it all
@@ -240,9 +273,9 @@ public final class PeerBench {
 
     private Run measure(Workload w, String system, int port) throws Exception {
         if (warmup > 0) measure(w, system, port, warmup);
-        long busy = busyMicros(), switches = contextSwitches();
+        long busy = busyMicros(), switches = contextSwitches(), servers = serversMicros(system), middleware = middlewareMicros(system);
         Run r = measure(w, system, port, seconds);
-        return r.withCpu(busyMicros() - busy, contextSwitches() - switches);
+        return r.withCpu(busyMicros() - busy, contextSwitches() - switches, serversMicros(system) - servers, middlewareMicros(system) - middleware);
     }
 
     private Run measure(Workload w, String system, int port, int seconds) throws Exception {
@@ -273,7 +306,7 @@ public final class PeerBench {
                 txns += r.transactions();
                 if (!r.note().isEmpty()) notes.add(r.note());
             }
-            return new Run(w.name(), "wanrep", tps, failed, String.join("; ", notes), txns, 0, 0);
+            return new Run(w.name(), "wanrep", tps, failed, String.join("; ", notes), txns);
         } finally {
             pool.shutdownNow();
         }
@@ -291,7 +324,7 @@ public final class PeerBench {
         }
         Matcher n = Pattern.compile("number of transactions actually processed: (\\d+)").matcher(r.output);
         long txns = n.find() ? Long.parseLong(n.group(1)) : 0;
-        return new Run(w.name(), system, tps, failed, note, txns, 0, 0);
+        return new Run(w.name(), system, tps, failed, note, txns);
     }
 
     private record Result(int exit, String output) {}
@@ -476,11 +509,29 @@ public final class PeerBench {
         return b.toString();
     }
 
+    /** CPU per committed transaction by component: the PostgreSQL servers, the middleware, the rest (pgbench, the kernel's share, other work). */
+    public static String cpuTable(List<Run> runs) {
+        StringBuilder b = new StringBuilder(String.format("%-42s", "CPU per transaction (us)"));
+        for (String s : SYSTEMS) b.append(String.format(" %-24s", s));
+        b.append(String.format("%n%-42s", "workload"));
+        for (int i = 0; i < SYSTEMS.size(); i++) b.append(String.format(" %7s %7s %7s  ", "servers", "middle", "rest"));
+        b.append('\n');
+        Map<String, List<Run>> byWorkload = new LinkedHashMap<>();
+        for (Run r : runs) byWorkload.computeIfAbsent(r.workload(), k -> new ArrayList<>()).add(r);
+        byWorkload.forEach((w, rs) -> {
+            b.append(String.format("%-42s", w));
+            for (Run r : rs) b.append(String.format(" %7.0f %7.0f %7.0f  ", r.serversMicrosPerTxn(), r.middlewareMicrosPerTxn(),
+                    r.cpuMicrosPerTxn() - r.serversMicrosPerTxn() - r.middlewareMicrosPerTxn()));
+            b.append('\n');
+        });
+        return b.toString();
+    }
+
     public static String csv(List<Run> runs) {
-        StringBuilder b = new StringBuilder("workload,system,tps,ratio,failed,cpu_us_per_txn,switches_per_txn,note\n");
+        StringBuilder b = new StringBuilder("workload,system,tps,ratio,failed,cpu_us_per_txn,switches_per_txn,servers_cpu_us_per_txn,middleware_cpu_us_per_txn,note\n");
         for (Run r : runs)
-            b.append(String.format("\"%s\",%s,%.1f,%.3f,%d,%.0f,%.1f,\"%s\"%n", r.workload(), r.system(), r.tps(), ratio(runs, r), r.failed(), r.cpuMicrosPerTxn(),
-                    r.switchesPerTxn(), r.note().replace("\"", "'")));
+            b.append(String.format("\"%s\",%s,%.1f,%.3f,%d,%.0f,%.1f,%.0f,%.0f,\"%s\"%n", r.workload(), r.system(), r.tps(), ratio(runs, r), r.failed(), r.cpuMicrosPerTxn(),
+                    r.switchesPerTxn(), r.serversMicrosPerTxn(), r.middlewareMicrosPerTxn(), r.note().replace("\"", "'")));
         return b.toString();
     }
 
@@ -509,6 +560,8 @@ public final class PeerBench {
             m.put("failed", r.failed());
             m.put("cpu_us_per_txn", Math.round(r.cpuMicrosPerTxn()));
             m.put("switches_per_txn", Math.round(r.switchesPerTxn() * 10) / 10.0);
+            m.put("servers_cpu_us_per_txn", Math.round(r.serversMicrosPerTxn()));
+            m.put("middleware_cpu_us_per_txn", Math.round(r.middlewareMicrosPerTxn()));
             if (!r.note().isEmpty()) m.put("note", r.note());
             list.add(m);
         }

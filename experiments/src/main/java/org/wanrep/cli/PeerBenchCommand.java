@@ -31,6 +31,8 @@ public final class PeerBenchCommand implements Callable<Integer> {
         List<PeerBench.Run> runs = bench.run();
         System.out.println();
         System.out.print(PeerBench.table(runs));
+        System.out.println();
+        System.out.print(PeerBench.cpuTable(runs));
         bench.replicaVerdicts().forEach((s, v) -> System.out.println("replicas of " + s + ": " + v));
         bench.certification().forEach((s, v) -> System.out.println("wanrep site " + s + ": interactive blocks " + v));
         String json = PeerBench.json(runs, clients, scale, seconds, warmup, bench.replicaVerdicts(), settings);

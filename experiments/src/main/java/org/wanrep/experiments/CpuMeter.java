@@ -57,26 +57,9 @@ final class CpuMeter {
         return Math.max(0, share) * Runtime.getRuntime().availableProcessors();
     }
 
-    /** {ppid, utime, stime, cutime, cstime} of a process, or null when it is gone. */
-    private static long[] stat(long pid) {
-        try {
-            String s = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
-            String[] f = s.substring(s.lastIndexOf(')') + 2).split(" ");
-            return new long[]{Long.parseLong(f[1]), Long.parseLong(f[11]), Long.parseLong(f[12]), Long.parseLong(f[13]), Long.parseLong(f[14])};
-        } catch (IOException | RuntimeException e) {
-            return null;
-        }
-    }
+    private static long[] stat(long pid) { return ProcessCpu.stat(pid); }
 
-    /** The postmaster's pid from a data directory's {@code postmaster.pid}, or -1. */
-    static long postmasterPid(Path dataDir) {
-        try {
-            List<String> lines = Files.readAllLines(dataDir.resolve("postmaster.pid"));
-            return lines.isEmpty() ? -1 : Long.parseLong(lines.get(0).trim());
-        } catch (IOException | RuntimeException e) {
-            return -1;
-        }
-    }
+    static long postmasterPid(Path dataDir) { return ProcessCpu.postmasterPid(dataDir); }
 
     static CpuMeter of(List<Path> dataDirs) {
         List<Long> roots = new ArrayList<>();
