@@ -28,8 +28,7 @@ class PausedSiteTest {
     @Test
     void aResumedSiteAnswersNothingFromItsStaleReplica() throws Exception {
         // readable by the postgres user, which initdb runs as when the tests run as root
-        Path dir = Files.createTempDirectory("wanrep-paused",
-                java.nio.file.attribute.PosixFilePermissions.asFileAttribute(java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x")));
+        Path dir = ClusterProcesses.directory("wanrep-paused");
         PrintStream quiet = new PrintStream(java.io.OutputStream.nullOutputStream());
         ClusterLayout layout = LocalCluster.up(dir, 3, "lan", Config.build(java.util.Map.of("delivery", "safe"), List.of()), quiet);
         try {
@@ -57,11 +56,11 @@ class PausedSiteTest {
                 }
             });
             Thread.sleep(1500);
-            signal("STOP", c.middleware_pid());
+            ClusterProcesses.signal("STOP", c.middleware_pid());
             Thread.sleep(14_000);   // beyond the failure detector (8 s) and the verification: c is excluded
             int before = acked.get();
             assertThat(before).as("the majority went on while c was paused").isGreaterThan(0);
-            signal("CONT", c.middleware_pid());
+            ClusterProcesses.signal("CONT", c.middleware_pid());
             // from the moment it resumes: every request at c fails (or finds c gone) until it has caught up
             // from the others' logs; an answer then has every row acknowledged before it resumed
             long end = System.nanoTime() + 40_000_000_000L;
@@ -96,8 +95,4 @@ class PausedSiteTest {
         return DriverManager.getConnection("jdbc:postgresql://" + e.proxy_host() + ":" + e.proxy_port() + "/postgres", p);
     }
 
-    private static void signal(String sig, long pid) throws Exception {
-        Process p = new ProcessBuilder("kill", "-" + sig, Long.toString(pid)).inheritIO().start();
-        assertThat(p.waitFor()).isZero();
-    }
 }

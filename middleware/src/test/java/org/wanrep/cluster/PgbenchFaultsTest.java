@@ -16,7 +16,6 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -35,8 +34,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class PgbenchFaultsTest {
     @Test
     void tpcbLikeFromEverySiteThroughACrashAndAPauseKeepsTheInvariantAndEveryAcknowledgedCommit() throws Exception {
-        Path dir = Files.createTempDirectory("wanrep-pgbench-faults",
-                java.nio.file.attribute.PosixFilePermissions.asFileAttribute(java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x")));
+        Path dir = ClusterProcesses.directory("wanrep-pgbench-faults");
         PrintStream quiet = new PrintStream(java.io.OutputStream.nullOutputStream());
         ClusterLayout layout = LocalCluster.up(dir, 3, "lan", Config.build(Map.of("delivery", "safe", "blocks", "certify"), List.of()), quiet);
         try {
@@ -59,22 +57,22 @@ class PgbenchFaultsTest {
 
             // a pause of site b's middleware, shorter than the failure detector's timeout: the others go on
             long b = ClusterLayout.read(dir).sites().get(1).middleware_pid();
-            signal("STOP", b);
+            ClusterProcesses.signal("STOP", b);
             Thread.sleep(3000);
-            signal("CONT", b);
+            ClusterProcesses.signal("CONT", b);
 
             long processed = 0, lostClients = 0;
             for (CompletableFuture<Result> f : runs) {
                 Result r = f.get(120, TimeUnit.SECONDS);
                 processed += count(r.output(), "number of transactions actually processed: (\\d+)");
                 lostClients += aborted(r.output());
-                System.out.println("PgbenchFaultsTest: pgbench exit " + r.exit() + ":\n" + r.output());
+                System.out.println("PgbenchFaultsTest: pgbench exit " + r.exit() + ", " + firstLine(r.output(), "number of transactions actually processed"));
             }
             assertThat(processed).isPositive();
 
             awaitSame(dir, quiet);
             for (ClusterLayout.SiteEntry e : ClusterLayout.read(dir).sites()) {
-                try (Connection x = DriverManager.getConnection("jdbc:postgresql://" + e.pg_host() + ":" + e.pg_port() + "/postgres", props());
+                try (Connection x = DriverManager.getConnection("jdbc:postgresql://" + e.pg_host() + ":" + e.pg_port() + "/postgres", ClusterProcesses.props());
                      Statement st = x.createStatement();
                      ResultSet r = st.executeQuery("SELECT (SELECT sum(abalance) FROM pgbench_accounts), (SELECT sum(tbalance) FROM pgbench_tellers),"
                              + " (SELECT sum(bbalance) FROM pgbench_branches), (SELECT coalesce(sum(delta), 0) FROM pgbench_history),"
@@ -107,8 +105,7 @@ class PgbenchFaultsTest {
     private static void awaitServing(int port) throws Exception {
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (System.nanoTime() < end) {
-            try (Connection x = DriverManager.getConnection("jdbc:postgresql://127.0.0.1:" + port + "/postgres", props());
-                 Statement st = x.createStatement()) {
+            try (Connection x = ClusterProcesses.connect(port); Statement st = x.createStatement()) {
                 st.executeQuery("SELECT 1").close();
                 return;
             } catch (SQLException e) {
@@ -175,17 +172,5 @@ class PgbenchFaultsTest {
         return "(no '" + prefix + "' line)";
     }
 
-    private static Properties props() {
-        Properties p = new Properties();
-        p.setProperty("user", "postgres");
-        p.setProperty("sslmode", "disable");
-        p.setProperty("connectTimeout", "5");
-        p.setProperty("socketTimeout", "30");
-        return p;
-    }
 
-    private static void signal(String sig, long pid) throws Exception {
-        Process p = new ProcessBuilder("kill", "-" + sig, Long.toString(pid)).inheritIO().start();
-        assertThat(p.waitFor()).isZero();
-    }
 }

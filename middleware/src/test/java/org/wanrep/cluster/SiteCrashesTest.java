@@ -13,7 +13,6 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -31,15 +30,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 class SiteCrashesTest {
     @Test
     void killedMiddlewareAndKilledPostgresComeBackWithEveryAcknowledgedCommit() throws Exception {
-        Path dir = Files.createTempDirectory("wanrep-crashes",
-                java.nio.file.attribute.PosixFilePermissions.asFileAttribute(java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x")));
+        Path dir = ClusterProcesses.directory("wanrep-crashes");
         PrintStream quiet = new PrintStream(java.io.OutputStream.nullOutputStream());
         ClusterLayout layout = LocalCluster.up(dir, 3, "lan", Config.build(Map.of("delivery", "safe"), List.of()), quiet);
         AtomicBoolean stop = new AtomicBoolean();
         Set<String> acked = ConcurrentHashMap.newKeySet();
         try {
             ClusterLayout.SiteEntry a = layout.sites().get(0), b = layout.sites().get(1);
-            try (Connection x = connect(a.proxy_port()); Statement st = x.createStatement()) {
+            try (Connection x = ClusterProcesses.connect(a.proxy_port()); Statement st = x.createStatement()) {
                 st.execute("CREATE TABLE t (w text, n int, PRIMARY KEY (w, n))");
             }
             List<Thread> writers = List.of(writer("a", a.proxy_port(), stop, acked), writer("b", b.proxy_port(), stop, acked));
@@ -53,7 +51,7 @@ class SiteCrashesTest {
             // 2. kill -9 of the postmaster at site a, whose middleware orders (the first site is the sequencer's)
             ClusterLayout.SiteEntry a1 = entry(dir, "a");
             long postmaster = Long.parseLong(Files.readAllLines(Path.of(a1.data_dir(), "postmaster.pid")).getFirst().trim());
-            signal("KILL", postmaster);
+            ClusterProcesses.signal("KILL", postmaster);
             // its middleware stops: it cannot be sure of its replica any more (fail-stop, exit status 3)
             ProcessHandle mw = ProcessHandle.of(a1.middleware_pid()).orElseThrow();
             assertThat(mw.onExit().get(30, java.util.concurrent.TimeUnit.SECONDS).isAlive()).isFalse();
@@ -70,7 +68,7 @@ class SiteCrashesTest {
             assertThat(verdicts.values()).allMatch("same"::equals);
             for (ClusterLayout.SiteEntry e : ClusterLayout.read(dir).sites()) {
                 Set<String> rows = new java.util.HashSet<>();
-                try (Connection x = DriverManager.getConnection("jdbc:postgresql://" + e.pg_host() + ":" + e.pg_port() + "/postgres", props());
+                try (Connection x = DriverManager.getConnection("jdbc:postgresql://" + e.pg_host() + ":" + e.pg_port() + "/postgres", ClusterProcesses.props());
                      Statement st = x.createStatement(); ResultSet rs = st.executeQuery("SELECT w, n FROM t")) {
                     while (rs.next()) rows.add(rs.getString(1) + rs.getInt(2));
                 }
@@ -92,7 +90,7 @@ class SiteCrashesTest {
         ClusterLayout.SiteEntry e = LocalCluster.startSite(dir, site, new PrintStream(java.io.OutputStream.nullOutputStream()));
         long end = System.nanoTime() + 60_000_000_000L;
         while (System.nanoTime() < end) {
-            try (Connection x = connect(e.proxy_port()); Statement st = x.createStatement(); ResultSet rs = st.executeQuery("SELECT count(*) FROM t")) {
+            try (Connection x = ClusterProcesses.connect(e.proxy_port()); Statement st = x.createStatement(); ResultSet rs = st.executeQuery("SELECT count(*) FROM t")) {
                 rs.next();
                 assertThat(rs.getInt(1)).as("site %s answered from a stale replica", site).isGreaterThanOrEqualTo(before);
                 return;
@@ -107,7 +105,7 @@ class SiteCrashesTest {
         return Thread.ofPlatform().name("writer-" + w).start(() -> {
             int n = 0;
             while (!stop.get()) {
-                try (Connection x = connect(port); Statement st = x.createStatement()) {
+                try (Connection x = ClusterProcesses.connect(port); Statement st = x.createStatement()) {
                     while (!stop.get()) {
                         n++;
                         st.execute("INSERT INTO t VALUES ('" + w + "', " + n + ")");
@@ -129,21 +127,6 @@ class SiteCrashesTest {
         throw new AssertionError("no site " + site);
     }
 
-    private static Properties props() {
-        Properties p = new Properties();
-        p.setProperty("user", "postgres");
-        p.setProperty("sslmode", "disable");
-        p.setProperty("connectTimeout", "5");
-        p.setProperty("socketTimeout", "30");
-        return p;
-    }
 
-    private static Connection connect(int port) throws SQLException {
-        return DriverManager.getConnection("jdbc:postgresql://127.0.0.1:" + port + "/postgres", props());
-    }
 
-    private static void signal(String sig, long pid) throws Exception {
-        Process p = new ProcessBuilder("kill", "-" + sig, Long.toString(pid)).inheritIO().start();
-        assertThat(p.waitFor()).isZero();
-    }
 }
