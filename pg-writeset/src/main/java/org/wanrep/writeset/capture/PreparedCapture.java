@@ -1,9 +1,6 @@
 package org.wanrep.writeset.capture;
 
-import org.postgresql.PGConnection;
-import org.postgresql.PGProperty;
 import org.postgresql.replication.LogSequenceNumber;
-import org.postgresql.replication.PGReplicationStream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.wanrep.writeset.RowChange;
@@ -15,23 +12,22 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.DriverManager;
-import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
+import java.util.function.Supplier;
 
 /**
  * Captures the write set of each prepared transaction AT {@code PREPARE TRANSACTION}, from a logical
@@ -90,16 +86,13 @@ public final class PreparedCapture implements AutoCloseable {
 
     private final Config cfg;
     private final PreparedAssembler assembler;
-    private final Thread reader;
-    private final ExecutorService handover;
-    private volatile boolean running = true;
-    private volatile boolean connected;
+    private final SlotReader slot;
 
-    private final AtomicLong handedOverLsn = new AtomicLong(0);
     /** Set when a hand-over failed unexpectedly: nothing is acknowledged from there on, and every waiter fails. */
     private volatile SQLException failure;
     final AtomicLong prepares = new AtomicLong(), handedOver = new AtomicLong(), refused = new AtomicLong(),
-            discarded = new AtomicLong(), duplicates = new AtomicLong(), reconnects = new AtomicLong(), lookups = new AtomicLong();
+            discarded = new AtomicLong(), duplicates = new AtomicLong(), lookups = new AtomicLong();
+    final AtomicLong reconnects;   // counted by the slot reader
 
     // guarded by this: waiters, write sets nobody waits for yet, and prepares already handed over (gid@lsn)
     private final Map<String, CompletableFuture<WriteSet>> waiters = new HashMap<>();
@@ -109,9 +102,6 @@ public final class PreparedCapture implements AutoCloseable {
     // used on the handover thread only (handed to it by start())
     private Connection catalog;
 
-    private Connection firstConn;
-    private PGReplicationStream firstStream;
-
     private PreparedCapture(Config cfg) {
         this.cfg = cfg;
         this.assembler = new PreparedAssembler(cfg.maxTransactionBytes);
@@ -119,14 +109,19 @@ public final class PreparedCapture implements AutoCloseable {
         this.delivered = new LinkedHashMap<>(1024, 0.75f, false) {
             @Override protected boolean removeEldestEntry(Map.Entry<String, Boolean> e) { return size() > remembered; }
         };
-        this.handover = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "wanrep-prepared-handover-" + cfg.slotName);
-            t.setDaemon(true);
-            return t;
-        });
-        this.reader = new Thread(this::readLoop, "wanrep-prepared-reader-" + cfg.slotName);
-        this.reader.setDaemon(true);
+        this.slot = new SlotReader(log, "prepared capture", "wanrep-prepared", cfg.jdbcUrl, cfg.properties, cfg.slotName,
+                STREAM_OPTIONS, cfg.statusInterval, cfg.reconnectDelay, assembler::reset, this::read);
+        this.reconnects = slot.reconnects;
     }
+
+    /**
+     * Two-phase decoding is a property of the slot (created with two_phase = true); test_decoding in
+     * PostgreSQL 15 takes no stream option for it. skip-empty-xacts is OFF on purpose: with it on,
+     * test_decoding 15 prints neither BEGIN nor PREPARE for a prepared transaction whose only output is
+     * a logical message or whose changes were catalog-only, so its waiter would never hear of it.
+     */
+    private static final Map<String, String> STREAM_OPTIONS = SlotReader.options(
+            "include-xids", "0", "include-timestamp", "0", "skip-empty-xacts", "0", "only-local", "1");
 
     /**
      * Connects (catalog connection and replication stream; the slot must exist: {@link #createSlot}) and
@@ -135,24 +130,13 @@ public final class PreparedCapture implements AutoCloseable {
     public static PreparedCapture start(Config cfg) throws SQLException {
         PreparedCapture c = new PreparedCapture(cfg);
         Connection cat = c.openCatalog();
-        Connection conn;
-        PGReplicationStream stream;
+        c.catalog = cat;   // before the reader starts: the executor's first task sees it (Executor submission happens-before)
         try {
-            conn = c.openReplication();
-            try {
-                stream = c.startStream(conn);
-            } catch (SQLException e) {
-                conn.close();
-                throw e;
-            }
+            c.slot.start(e -> e);
         } catch (SQLException e) {
             cat.close();
             throw e;
         }
-        c.catalog = cat;        // the executor's first task sees it (Executor submission happens-before)
-        c.firstConn = conn;     // Thread.start() publishes these to the reader
-        c.firstStream = stream;
-        c.reader.start();
         return c;
     }
 
@@ -170,144 +154,62 @@ public final class PreparedCapture implements AutoCloseable {
         return f;
     }
 
-    public boolean isConnected() { return connected; }
+    public boolean isConnected() { return slot.isConnected(); }
 
     /** Why this capture stopped handing over write sets, or null while it works. */
     public SQLException failure() { return failure; }
 
     /** The LSN last published for confirmation, or null. */
-    String confirmedLsn() {
-        long l = handedOverLsn.get();
-        return l == 0 ? null : LogSequenceNumber.valueOf(l).asString();
-    }
+    String confirmedLsn() { return slot.publishedLsn(); }
 
     // ---------------------------------------------------------------- reader thread
 
-    private Connection openReplication() throws SQLException {
-        Properties p = new Properties();
-        p.putAll(cfg.properties);
-        PGProperty.REPLICATION.set(p, "database");
-        PGProperty.ASSUME_MIN_SERVER_VERSION.set(p, "10");   // without it pgjdbc never sends replication=database
-        PGProperty.PREFER_QUERY_MODE.set(p, "simple");
-        return DriverManager.getConnection(cfg.jdbcUrl, p);
-    }
-
-    /**
-     * Two-phase decoding is a property of the slot (created with two_phase = true); test_decoding in
-     * PostgreSQL 15 takes no stream option for it. skip-empty-xacts is OFF on purpose: with it on,
-     * test_decoding 15 prints neither BEGIN nor PREPARE for a prepared transaction whose only output is
-     * a logical message or whose changes were catalog-only, so its waiter would never hear of it.
-     */
-    private PGReplicationStream startStream(Connection conn) throws SQLException {
-        return conn.unwrap(PGConnection.class).getReplicationAPI().replicationStream().logical()
-                .withSlotName(cfg.slotName)
-                .withSlotOption("include-xids", "0")
-                .withSlotOption("include-timestamp", "0")
-                .withSlotOption("skip-empty-xacts", "0")
-                .withSlotOption("only-local", "1")
-                .withStatusInterval((int) Math.max(1, cfg.statusInterval.toMillis()), TimeUnit.MILLISECONDS)
-                .withAutomaticFlush(false)   // confirm only what was handed over
-                .start();
-    }
-
-    private void readLoop() {
-        Connection conn = firstConn;
-        PGReplicationStream stream = firstStream;
-        firstConn = null;
-        firstStream = null;
-        while (running) {
-            try {
-                if (stream == null) {
-                    conn = openReplication();
-                    stream = startStream(conn);
-                    reconnects.incrementAndGet();
-                    log.info("prepared capture {} reconnected", cfg.slotName);
-                }
-                connected = true;
-                assembler.reset();
-                pump(stream);
-            } catch (SQLException | RuntimeException e) {
-                if (running) log.warn("prepared capture {}: replication stream failed, reconnecting: {}", cfg.slotName, e.toString());
-            } finally {
-                connected = false;
-                closeQuietly(stream, conn);
-                stream = null;
-                conn = null;
-            }
-            if (running) LockSupport.parkNanos(cfg.reconnectDelay.toNanos());
-        }
-    }
-
     /** Prepares (and what follows them) given to the hand-over thread and not yet through it: LSNs are confirmed in order. */
-    private final java.util.concurrent.atomic.AtomicInteger inHandOver = new java.util.concurrent.atomic.AtomicInteger();
+    private final AtomicInteger inHandOver = new AtomicInteger();
 
-    private void pump(PGReplicationStream stream) throws SQLException {
-        long confirmed = 0;
-        long idle = 0;
-        while (running) {
-            ByteBuffer buf = stream.readPending();
-            long h = handedOverLsn.get();
-            if (h > confirmed) {
-                LogSequenceNumber lsn = LogSequenceNumber.valueOf(h);
-                stream.setFlushedLSN(lsn);
-                stream.setAppliedLSN(lsn);
-                confirmed = h;
-            }
-            if (buf == null) {
-                idle = Math.min(1_000_000, idle == 0 ? 50_000 : idle * 2);
-                LockSupport.parkNanos(idle);
-                continue;
-            }
-            idle = 0;
-            int len = buf.remaining();
-            PreparedAssembler.Done d;
-            if (len > cfg.maxTransactionBytes && assembler.isOpen() && !startsWithAscii(buf, "PREPARE TRANSACTION ")) {
-                assembler.tooBig(len);   // refuse without decoding (or holding) a huge change
-                continue;
-            }
-            String line = new String(buf.array(), buf.arrayOffset() + buf.position(), len, StandardCharsets.UTF_8);
-            try {
-                TestDecodingParser.Event ev = TestDecodingParser.parse(line);
-                // only what ends something has an LSN to confirm (formatting one for every row cost more than parsing it)
-                boolean ends = !(ev instanceof TestDecodingParser.Change || ev instanceof TestDecodingParser.Begin
-                        || ev instanceof TestDecodingParser.Message || ev instanceof TestDecodingParser.Truncate);
-                d = assembler.accept(ev, len, ends ? stream.getLastReceiveLSN().asString() : null);
-            } catch (IOException e) {
-                log.error("prepared capture {}: unreadable test_decoding message: {}", cfg.slotName, e.getMessage());
-                assembler.poison(e.getMessage());
-                continue;
-            }
-            if (d != null) {
-                if (d.isPrepare()) prepares.incrementAndGet();
-                if (!d.isPrepare() && !d.rowless() && inHandOver.get() == 0) {
-                    // an ordinary transaction with nothing before it in the hand-over: confirmed from here, without
-                    // waking the hand-over thread once per transaction of the replica
-                    discarded.incrementAndGet();
-                    if (failure == null) handedOverLsn.accumulateAndGet(LogSequenceNumber.valueOf(d.lsn()).asLong(), Math::max);
-                    continue;
-                }
-                inHandOver.incrementAndGet();
-                handover.execute(() -> {
-                    try {
-                        handOver(d);
-                    } finally {
-                        inHandOver.decrementAndGet();
-                    }
-                });
-            }
+    /** One test_decoding message: assembled, and what it ends goes to the hand-over (or is confirmed at once). */
+    private void read(ByteBuffer buf, Supplier<LogSequenceNumber> lsn) {
+        int len = buf.remaining();
+        PreparedAssembler.Done d;
+        if (len > cfg.maxTransactionBytes && assembler.isOpen() && !startsWithAscii(buf, "PREPARE TRANSACTION ")) {
+            assembler.tooBig(len);   // refuse without decoding (or holding) a huge change
+            return;
         }
-        if (confirmed > 0) stream.forceUpdateStatus();
+        String line = new String(buf.array(), buf.arrayOffset() + buf.position(), len, StandardCharsets.UTF_8);
+        try {
+            TestDecodingParser.Event ev = TestDecodingParser.parse(line);
+            // only what ends something has an LSN to confirm (formatting one for every row cost more than parsing it)
+            boolean ends = !(ev instanceof TestDecodingParser.Change || ev instanceof TestDecodingParser.Begin
+                    || ev instanceof TestDecodingParser.Message || ev instanceof TestDecodingParser.Truncate);
+            d = assembler.accept(ev, len, ends ? lsn.get().asString() : null);
+        } catch (IOException e) {
+            log.error("prepared capture {}: unreadable test_decoding message: {}", cfg.slotName, e.getMessage());
+            assembler.poison(e.getMessage());
+            return;
+        }
+        if (d == null) return;
+        if (d.isPrepare()) prepares.incrementAndGet();
+        if (!d.isPrepare() && !d.rowless() && inHandOver.get() == 0) {
+            // an ordinary transaction with nothing before it in the hand-over: confirmed from here, without
+            // waking the hand-over thread once per transaction of the replica
+            discarded.incrementAndGet();
+            if (failure == null) slot.mayConfirm(d.lsn());
+            return;
+        }
+        inHandOver.incrementAndGet();
+        slot.handOver(() -> {
+            try {
+                handOver(d);
+            } finally {
+                inHandOver.decrementAndGet();
+            }
+        });
     }
 
     private static boolean startsWithAscii(ByteBuffer buf, String prefix) {
         if (buf.remaining() < prefix.length()) return false;
         for (int k = 0; k < prefix.length(); k++) if (buf.get(buf.position() + k) != prefix.charAt(k)) return false;
         return true;
-    }
-
-    private static void closeQuietly(PGReplicationStream stream, Connection conn) {
-        try { if (stream != null && !stream.isClosed()) stream.close(); } catch (SQLException | RuntimeException ignored) { }
-        try { if (conn != null) conn.close(); } catch (SQLException | RuntimeException ignored) { }
     }
 
     // ---------------------------------------------------------------- handover thread
@@ -347,7 +249,7 @@ public final class PreparedCapture implements AutoCloseable {
             if (d.isPrepare()) deliver(d, null, failure);
             return;
         }
-        handedOverLsn.accumulateAndGet(LogSequenceNumber.valueOf(d.lsn()).asLong(), Math::max);
+        slot.mayConfirm(d.lsn());
     }
 
     /**
@@ -361,7 +263,7 @@ public final class PreparedCapture implements AutoCloseable {
     /** The descriptions of the tables {@code changes} write: kept ones that still fit, the others read now. */
     private Map<PreparedRows.Name, PreparedRows.Table> describe(List<TestDecodingParser.Change> changes) throws SQLException {
         List<TestDecodingParser.Change> unknown = new ArrayList<>();
-        java.util.Set<PreparedRows.Name> stale = new java.util.HashSet<>();
+        Set<PreparedRows.Name> stale = new HashSet<>();
         for (TestDecodingParser.Change ch : changes) {
             PreparedRows.Name n = new PreparedRows.Name(ch.schema(), ch.table());
             PreparedRows.Table t = tables.get(n);
@@ -464,18 +366,7 @@ public final class PreparedCapture implements AutoCloseable {
     }
 
     @Override public void close() {
-        running = false;
-        try {
-            reader.join(10_000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        handover.shutdown();
-        try {
-            handover.awaitTermination(10, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        slot.close();
         closeCatalog();   // the handover thread has ended: no race
         synchronized (this) {
             SQLException closed = new SQLException("prepared-transaction capture " + cfg.slotName + " closed", "57P01");
@@ -492,14 +383,8 @@ public final class PreparedCapture implements AutoCloseable {
      * connection). Returns false if a slot of that name exists already. Changes committed before are never captured.
      */
     public static boolean createSlot(Connection c, String slot) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT 1 FROM pg_catalog.pg_replication_slots WHERE slot_name = ?")) {
-            ps.setString(1, slot);
-            try (ResultSet rs = ps.executeQuery()) { if (rs.next()) return false; }
-        }
-        try (PreparedStatement ps = c.prepareStatement("SELECT pg_catalog.pg_create_logical_replication_slot(?, 'test_decoding', false, true)")) {
-            ps.setString(1, slot);
-            ps.execute();
-            return true;
+        try {
+            return SlotReader.create(c, slot, "test_decoding", true);
         } catch (SQLException e) {
             if ("42710".equals(e.getSQLState())) return false;   // created meanwhile
             throw e;
@@ -508,6 +393,6 @@ public final class PreparedCapture implements AutoCloseable {
 
     /** Drops the slot (its pinned WAL goes with it). Returns false if there was none. */
     public static boolean dropSlot(Connection c, String slot) throws SQLException {
-        return WriteSetCapture.dropSlot(c, slot);   // a slot is a slot, whatever its plugin
+        return SlotReader.drop(c, slot);
     }
 }

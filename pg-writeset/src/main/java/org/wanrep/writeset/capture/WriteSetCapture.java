@@ -1,9 +1,5 @@
 package org.wanrep.writeset.capture;
 
-import org.postgresql.PGConnection;
-import org.postgresql.PGProperty;
-import org.postgresql.replication.LogSequenceNumber;
-import org.postgresql.replication.PGReplicationStream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.wanrep.writeset.KeyCheck;
@@ -14,8 +10,6 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.sql.Connection;
 import java.sql.DriverManager;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,11 +21,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 
 /**
@@ -98,16 +88,12 @@ public final class WriteSetCapture implements AutoCloseable {
     private final Config cfg;
     private final Wal2JsonParser parser;
     private final TransactionAssembler assembler;
-    private final Thread reader;
-    private final ExecutorService handover;
-    private volatile boolean running = true;
-    private volatile boolean connected;
+    private final SlotReader slot;
 
-    private final AtomicLong handedOverLsn = new AtomicLong(0);
     /** Set when a hand-over failed unexpectedly: nothing is acknowledged from there on, and every waiter fails. */
     private volatile SQLException failure;
     private final AtomicLong transactions = new AtomicLong(), handedOver = new AtomicLong(), refused = new AtomicLong(),
-            untagged = new AtomicLong(), skippedOrigin = new AtomicLong(), duplicates = new AtomicLong(), reconnects = new AtomicLong();
+            untagged = new AtomicLong(), skippedOrigin = new AtomicLong(), duplicates = new AtomicLong();
 
     // guarded by this: waiters, write sets nobody waits for yet, and tags already handed over
     private final Map<String, CompletableFuture<WriteSet>> waiters = new HashMap<>();
@@ -126,13 +112,14 @@ public final class WriteSetCapture implements AutoCloseable {
         this.delivered = new LinkedHashMap<>(1024, 0.75f, false) {
             @Override protected boolean removeEldestEntry(Map.Entry<String, Boolean> e) { return size() > remembered; }
         };
-        this.handover = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "wanrep-capture-handover-" + cfg.slotName);
-            t.setDaemon(true);
-            return t;
-        });
-        this.reader = new Thread(this::readLoop, "wanrep-capture-reader-" + cfg.slotName);
-        this.reader.setDaemon(true);
+        this.slot = new SlotReader(log, "capture", "wanrep-capture", cfg.jdbcUrl, cfg.properties, cfg.slotName,
+                streamOptions(cfg.tagPrefix), cfg.statusInterval, cfg.reconnectDelay, assembler::reset, (m, lsn) -> read(m));
+    }
+
+    private static Map<String, String> streamOptions(String tagPrefix) {
+        return SlotReader.options("format-version", "2", "include-xids", "1", "include-pk", "1", "include-types", "1",
+                "include-type-oids", "1", "include-not-null", "1", "include-origin", "1", "include-lsn", "1",
+                "include-timestamp", "0", "add-msg-prefixes", tagPrefix);
     }
 
     /**
@@ -141,23 +128,9 @@ public final class WriteSetCapture implements AutoCloseable {
      */
     public static WriteSetCapture start(Config cfg) throws SQLException {
         WriteSetCapture c = new WriteSetCapture(cfg);
-        // the first connection is opened here so that a wrong slot or missing plugin is the caller's error
-        Connection conn = c.openReplication();
-        PGReplicationStream stream;
-        try {
-            stream = c.startStream(conn);
-        } catch (SQLException e) {
-            conn.close();
-            throw explainPluginError(e);
-        }
-        c.firstConn = conn;   // Thread.start() publishes these to the reader
-        c.firstStream = stream;
-        c.reader.start();
+        c.slot.start(WriteSetCapture::explainPluginError);
         return c;
     }
-
-    private Connection firstConn;
-    private PGReplicationStream firstStream;
 
     /** A future completed with the write set of the transaction tagged {@code tag}, or failed with why it cannot be shipped. */
     public synchronized CompletableFuture<WriteSet> expect(String tag) {
@@ -170,117 +143,37 @@ public final class WriteSetCapture implements AutoCloseable {
         return f;
     }
 
-    public boolean isConnected() { return connected; }
+    public boolean isConnected() { return slot.isConnected(); }
 
     /** Why this capture stopped handing over write sets, or null while it works. */
     public SQLException failure() { return failure; }
 
     public Stats stats() {
-        long l = handedOverLsn.get();
         return new Stats(transactions.get(), handedOver.get(), refused.get(), untagged.get(), skippedOrigin.get(),
-                duplicates.get(), reconnects.get(), l == 0 ? null : LogSequenceNumber.valueOf(l).asString());
+                duplicates.get(), slot.reconnects.get(), slot.publishedLsn());
     }
 
     // ---------------------------------------------------------------- reader thread
 
-    private Connection openReplication() throws SQLException {
-        Properties p = new Properties();
-        p.putAll(cfg.properties);
-        PGProperty.REPLICATION.set(p, "database");
-        PGProperty.ASSUME_MIN_SERVER_VERSION.set(p, "10");   // without it pgjdbc never sends replication=database
-        PGProperty.PREFER_QUERY_MODE.set(p, "simple");
-        return DriverManager.getConnection(cfg.jdbcUrl, p);
-    }
-
-    private PGReplicationStream startStream(Connection conn) throws SQLException {
-        return conn.unwrap(PGConnection.class).getReplicationAPI().replicationStream().logical()
-                .withSlotName(cfg.slotName)
-                .withSlotOption("format-version", "2")
-                .withSlotOption("include-xids", "1")
-                .withSlotOption("include-pk", "1")
-                .withSlotOption("include-types", "1")
-                .withSlotOption("include-type-oids", "1")
-                .withSlotOption("include-not-null", "1")
-                .withSlotOption("include-origin", "1")
-                .withSlotOption("include-lsn", "1")
-                .withSlotOption("include-timestamp", "0")
-                .withSlotOption("add-msg-prefixes", cfg.tagPrefix)
-                .withStatusInterval((int) Math.max(1, cfg.statusInterval.toMillis()), TimeUnit.MILLISECONDS)
-                .withAutomaticFlush(false)   // confirm only what was handed over
-                .start();
-    }
-
-    private void readLoop() {
-        Connection conn = firstConn;
-        PGReplicationStream stream = firstStream;
-        firstConn = null;
-        firstStream = null;
-        while (running) {
-            try {
-                if (stream == null) {
-                    conn = openReplication();
-                    stream = startStream(conn);
-                    reconnects.incrementAndGet();
-                    log.info("capture {} reconnected", cfg.slotName);
-                }
-                connected = true;
-                assembler.reset();
-                pump(stream);
-            } catch (SQLException | RuntimeException e) {
-                if (running) log.warn("capture {}: replication stream failed, reconnecting: {}", cfg.slotName, e.toString());
-            } finally {
-                connected = false;
-                closeQuietly(stream, conn);
-                stream = null;
-                conn = null;
-            }
-            if (running) LockSupport.parkNanos(cfg.reconnectDelay.toNanos());
+    /** One wal2json record: assembled into its transaction, which goes to the hand-over once complete. */
+    private void read(ByteBuffer buf) {
+        int len = buf.remaining();
+        if (len > cfg.maxTransactionBytes) {
+            assembler.tooBig(len);   // refuse without parsing (or holding) a huge record
+            return;
         }
-    }
-
-    private void pump(PGReplicationStream stream) throws SQLException {
-        long confirmed = 0;
-        long idle = 0;
-        while (running) {
-            ByteBuffer buf = stream.readPending();
-            long h = handedOverLsn.get();
-            if (h > confirmed) {
-                LogSequenceNumber lsn = LogSequenceNumber.valueOf(h);
-                stream.setFlushedLSN(lsn);
-                stream.setAppliedLSN(lsn);
-                confirmed = h;
-            }
-            if (buf == null) {
-                // back off from 50 us to 1 ms while idle: low latency after activity, little CPU when quiet
-                idle = Math.min(1_000_000, idle == 0 ? 50_000 : idle * 2);
-                LockSupport.parkNanos(idle);
-                continue;
-            }
-            idle = 0;
-            int len = buf.remaining();
-            TransactionAssembler.Assembled a;
-            if (len > cfg.maxTransactionBytes) {
-                assembler.tooBig(len);   // refuse without parsing (or holding) a huge record
-                continue;
-            }
-            try {
-                a = assembler.accept(parser.parse(buf.array(), buf.arrayOffset() + buf.position(), len), len);
-            } catch (IOException e) {
-                log.error("capture {}: unreadable wal2json record: {}", cfg.slotName, e.toString());
-                assembler.poison(e.getMessage());
-                continue;
-            }
-            if (a != null) {
-                transactions.incrementAndGet();
-                handover.execute(() -> handOver(a));
-            }
+        TransactionAssembler.Assembled a;
+        try {
+            a = assembler.accept(parser.parse(buf.array(), buf.arrayOffset() + buf.position(), len), len);
+        } catch (IOException e) {
+            log.error("capture {}: unreadable wal2json record: {}", cfg.slotName, e.toString());
+            assembler.poison(e.getMessage());
+            return;
         }
-        if (confirmed > 0) stream.forceUpdateStatus();
-    }
-
-    private static void closeQuietly(PGReplicationStream stream, Connection conn) {
-        try { if (stream != null && !stream.isClosed()) stream.close(); } catch (SQLException | RuntimeException ignored) { }
-        try { if (conn != null) conn.close(); } catch (SQLException | RuntimeException ignored) { }
+        if (a != null) {
+            transactions.incrementAndGet();
+            slot.handOver(() -> handOver(a));
+        }
     }
 
     // ---------------------------------------------------------------- handover thread
@@ -321,7 +214,7 @@ public final class WriteSetCapture implements AutoCloseable {
             if (a.tag() != null) deliver(a.tag(), null, failure);
             return;
         }
-        handedOverLsn.accumulateAndGet(LogSequenceNumber.valueOf(a.endLsn()).asLong(), Math::max);
+        slot.mayConfirm(a.endLsn());
     }
 
     /** Records the capture's failure and fails every waiter with it (new ones fail at once, see {@link #expect}). */
@@ -390,19 +283,8 @@ public final class WriteSetCapture implements AutoCloseable {
     }
 
     @Override public void close() {
-        running = false;
-        try {
-            reader.join(10_000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        handover.shutdown();
-        try {
-            handover.awaitTermination(10, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        closeCatalog();
+        slot.close();
+        closeCatalog();   // the handover thread has ended: no race
         synchronized (this) {
             SQLException closed = new SQLException("write-set capture " + cfg.slotName + " closed", "57P01");
             List<CompletableFuture<WriteSet>> pending = new ArrayList<>(waiters.values());
@@ -418,14 +300,8 @@ public final class WriteSetCapture implements AutoCloseable {
      * Returns false if it already exists. Changes committed before are never captured.
      */
     public static boolean createSlot(Connection c, String slotName) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT 1 FROM pg_replication_slots WHERE slot_name = ?")) {
-            ps.setString(1, slotName);
-            try (ResultSet rs = ps.executeQuery()) { if (rs.next()) return false; }
-        }
-        try (PreparedStatement ps = c.prepareStatement("SELECT pg_create_logical_replication_slot(?, 'wal2json')")) {
-            ps.setString(1, slotName);
-            ps.execute();
-            return true;
+        try {
+            return SlotReader.create(c, slotName, "wal2json", false);
         } catch (SQLException e) {
             throw explainPluginError(e);
         }
@@ -433,11 +309,7 @@ public final class WriteSetCapture implements AutoCloseable {
 
     /** Drops the slot (its pinned WAL goes with it). Returns false if there was none. */
     public static boolean dropSlot(Connection c, String slotName) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(
-                "SELECT pg_catalog.pg_drop_replication_slot(slot_name) FROM pg_catalog.pg_replication_slots WHERE slot_name = ?")) {
-            ps.setString(1, slotName);
-            try (ResultSet rs = ps.executeQuery()) { return rs.next(); }
-        }
+        return SlotReader.drop(c, slotName);
     }
 
     private static SQLException explainPluginError(SQLException e) {
