@@ -87,17 +87,10 @@ public final class PreparedCapture implements AutoCloseable {
     private final Config cfg;
     private final PreparedAssembler assembler;
     private final SlotReader slot;
-
-    /** Set when a hand-over failed unexpectedly: nothing is acknowledged from there on, and every waiter fails. */
-    private volatile SQLException failure;
-    final AtomicLong prepares = new AtomicLong(), handedOver = new AtomicLong(), refused = new AtomicLong(),
-            discarded = new AtomicLong(), duplicates = new AtomicLong(), lookups = new AtomicLong();
-    final AtomicLong reconnects;   // counted by the slot reader
-
-    // guarded by this: waiters, write sets nobody waits for yet, and prepares already handed over (gid@lsn)
-    private final Map<String, CompletableFuture<WriteSet>> waiters = new HashMap<>();
-    private final LinkedHashMap<String, CompletableFuture<WriteSet>> unclaimed = new LinkedHashMap<>();
-    private final LinkedHashMap<String, Boolean> delivered;
+    /** Gids waited for and handed over (prepares told apart as gid@lsn); failed when a hand-over failed unexpectedly. */
+    private final WriteSetWaiters waiters;
+    final AtomicLong prepares = new AtomicLong(), refused = new AtomicLong(), discarded = new AtomicLong(), lookups = new AtomicLong();
+    final AtomicLong handedOver, duplicates, reconnects;   // counted by the waiters and the slot reader
 
     // used on the handover thread only (handed to it by start())
     private Connection catalog;
@@ -105,12 +98,11 @@ public final class PreparedCapture implements AutoCloseable {
     private PreparedCapture(Config cfg) {
         this.cfg = cfg;
         this.assembler = new PreparedAssembler(cfg.maxTransactionBytes);
-        int remembered = cfg.rememberedGids;
-        this.delivered = new LinkedHashMap<>(1024, 0.75f, false) {
-            @Override protected boolean removeEldestEntry(Map.Entry<String, Boolean> e) { return size() > remembered; }
-        };
+        this.waiters = new WriteSetWaiters(log, "prepared capture " + cfg.slotName, cfg.unclaimedLimit, cfg.rememberedGids);
         this.slot = new SlotReader(log, "prepared capture", "wanrep-prepared", cfg.jdbcUrl, cfg.properties, cfg.slotName,
                 STREAM_OPTIONS, cfg.statusInterval, cfg.reconnectDelay, assembler::reset, this::read);
+        this.handedOver = waiters.handedOver;
+        this.duplicates = waiters.duplicates;
         this.reconnects = slot.reconnects;
     }
 
@@ -144,20 +136,12 @@ public final class PreparedCapture implements AutoCloseable {
      * Completes with the rows the transaction prepared as {@code gid} wrote (WriteSet tag = gid), or fails
      * with {@link WriteSetRefusedException} when they cannot be shipped faithfully.
      */
-    public synchronized CompletableFuture<WriteSet> expect(String gid) {
-        CompletableFuture<WriteSet> early = unclaimed.remove(gid);
-        if (early != null) return early;
-        if (failure != null) return CompletableFuture.failedFuture(failure);
-        CompletableFuture<WriteSet> f = waiters.computeIfAbsent(gid, k -> new CompletableFuture<>());
-        // a waiter that gives up (timeout, cancel) must not leak
-        f.whenComplete((ws, e) -> { if (e != null) synchronized (this) { waiters.remove(gid, f); } });
-        return f;
-    }
+    public CompletableFuture<WriteSet> expect(String gid) { return waiters.expect(gid); }
 
     public boolean isConnected() { return slot.isConnected(); }
 
     /** Why this capture stopped handing over write sets, or null while it works. */
-    public SQLException failure() { return failure; }
+    public SQLException failure() { return waiters.failure(); }
 
     /** The LSN last published for confirmation, or null. */
     String confirmedLsn() { return slot.publishedLsn(); }
@@ -193,7 +177,7 @@ public final class PreparedCapture implements AutoCloseable {
             // an ordinary transaction with nothing before it in the hand-over: confirmed from here, without
             // waking the hand-over thread once per transaction of the replica
             discarded.incrementAndGet();
-            if (failure == null) slot.mayConfirm(d.lsn());
+            if (waiters.failure() == null) slot.mayConfirm(d.lsn());
             return;
         }
         inHandOver.incrementAndGet();
@@ -220,8 +204,8 @@ public final class PreparedCapture implements AutoCloseable {
      * failure, and neither this nor any later LSN is confirmed.
      */
     private void handOver(PreparedAssembler.Done d) {
-        if (failure != null) {
-            if (d.isPrepare()) deliver(d, null, failure);
+        if (waiters.failure() != null) {
+            if (d.isPrepare()) deliver(d, null, waiters.failure());
             return;
         }
         try {
@@ -245,8 +229,8 @@ public final class PreparedCapture implements AutoCloseable {
             }
         } catch (RuntimeException e) {
             log.error("prepared capture {}: hand-over of {} failed; the capture stops handing over", cfg.slotName, d.gid(), e);
-            fail(new SQLException("prepared-transaction capture " + cfg.slotName + " failed handing over " + d.gid() + ": " + e, "XX000", e));
-            if (d.isPrepare()) deliver(d, null, failure);
+            waiters.fail(new SQLException("prepared-transaction capture " + cfg.slotName + " failed handing over " + d.gid() + ": " + e, "XX000", e));
+            if (d.isPrepare()) deliver(d, null, waiters.failure());
             return;
         }
         slot.mayConfirm(d.lsn());
@@ -328,52 +312,15 @@ public final class PreparedCapture implements AutoCloseable {
         catalog = null;
     }
 
-    private void fail(SQLException e) {
-        List<CompletableFuture<WriteSet>> pending;
-        synchronized (this) {
-            if (failure != null) return;
-            failure = e;
-            pending = new ArrayList<>(waiters.values());
-            waiters.clear();
-        }
-        pending.forEach(f -> f.completeExceptionally(e));
-    }
-
     private void deliver(PreparedAssembler.Done d, WriteSet ws, SQLException refusal) {
-        String gid = d.gid();
-        CompletableFuture<WriteSet> f;
-        synchronized (this) {
-            // the prepare record's LSN tells a resend (same LSN) from a later transaction reusing the gid
-            if (delivered.put(gid + "@" + d.lsn(), Boolean.TRUE) != null) {
-                duplicates.incrementAndGet();   // resent after a reconnect
-                return;
-            }
-            f = waiters.remove(gid);
-            if (f == null) {
-                f = new CompletableFuture<>();
-                unclaimed.remove(gid);   // an older, unclaimed prepare of a reused gid: the newest wins
-                unclaimed.put(gid, f);
-                if (unclaimed.size() > cfg.unclaimedLimit) {
-                    String eldest = unclaimed.keySet().iterator().next();
-                    unclaimed.remove(eldest);
-                    log.warn("prepared capture {}: nobody claimed write set {}; dropped", cfg.slotName, eldest);
-                }
-            }
-        }
-        handedOver.incrementAndGet();
-        if (refusal != null) f.completeExceptionally(refusal);
-        else f.complete(ws);
+        // the prepare record's LSN tells a resend (same LSN) from a later transaction reusing the gid
+        waiters.deliver(d.gid(), d.gid() + "@" + d.lsn(), ws, refusal);
     }
 
     @Override public void close() {
         slot.close();
         closeCatalog();   // the handover thread has ended: no race
-        synchronized (this) {
-            SQLException closed = new SQLException("prepared-transaction capture " + cfg.slotName + " closed", "57P01");
-            List<CompletableFuture<WriteSet>> pending = new ArrayList<>(waiters.values());
-            waiters.clear();
-            pending.forEach(f -> f.completeExceptionally(closed));
-        }
+        waiters.close(new SQLException("prepared-transaction capture " + cfg.slotName + " closed", "57P01"));
     }
 
     // ---------------------------------------------------------------- slots

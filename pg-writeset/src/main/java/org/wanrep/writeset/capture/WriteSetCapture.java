@@ -13,9 +13,7 @@ import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -89,16 +87,10 @@ public final class WriteSetCapture implements AutoCloseable {
     private final Wal2JsonParser parser;
     private final TransactionAssembler assembler;
     private final SlotReader slot;
-
-    /** Set when a hand-over failed unexpectedly: nothing is acknowledged from there on, and every waiter fails. */
-    private volatile SQLException failure;
-    private final AtomicLong transactions = new AtomicLong(), handedOver = new AtomicLong(), refused = new AtomicLong(),
-            untagged = new AtomicLong(), skippedOrigin = new AtomicLong(), duplicates = new AtomicLong();
-
-    // guarded by this: waiters, write sets nobody waits for yet, and tags already handed over
-    private final Map<String, CompletableFuture<WriteSet>> waiters = new HashMap<>();
-    private final LinkedHashMap<String, CompletableFuture<WriteSet>> unclaimed = new LinkedHashMap<>();
-    private final LinkedHashMap<String, Boolean> delivered;
+    /** Tags waited for and handed over; failed when a hand-over failed unexpectedly: nothing is acknowledged from there on. */
+    private final WriteSetWaiters waiters;
+    private final AtomicLong transactions = new AtomicLong(), refused = new AtomicLong(),
+            untagged = new AtomicLong(), skippedOrigin = new AtomicLong();
 
     // used on the handover thread only
     private Connection catalog;
@@ -108,10 +100,7 @@ public final class WriteSetCapture implements AutoCloseable {
         this.cfg = cfg;
         this.parser = new Wal2JsonParser(cfg.numericNulls, (int) Math.min(Integer.MAX_VALUE, cfg.maxTransactionBytes));
         this.assembler = new TransactionAssembler(cfg.tagPrefix, cfg.maxTransactionBytes);
-        int remembered = cfg.rememberedTags;
-        this.delivered = new LinkedHashMap<>(1024, 0.75f, false) {
-            @Override protected boolean removeEldestEntry(Map.Entry<String, Boolean> e) { return size() > remembered; }
-        };
+        this.waiters = new WriteSetWaiters(log, "capture " + cfg.slotName, cfg.unclaimedLimit, cfg.rememberedTags);
         this.slot = new SlotReader(log, "capture", "wanrep-capture", cfg.jdbcUrl, cfg.properties, cfg.slotName,
                 streamOptions(cfg.tagPrefix), cfg.statusInterval, cfg.reconnectDelay, assembler::reset, (m, lsn) -> read(m));
     }
@@ -133,24 +122,16 @@ public final class WriteSetCapture implements AutoCloseable {
     }
 
     /** A future completed with the write set of the transaction tagged {@code tag}, or failed with why it cannot be shipped. */
-    public synchronized CompletableFuture<WriteSet> expect(String tag) {
-        CompletableFuture<WriteSet> early = unclaimed.remove(tag);
-        if (early != null) return early;
-        if (failure != null) return CompletableFuture.failedFuture(failure);
-        CompletableFuture<WriteSet> f = waiters.computeIfAbsent(tag, k -> new CompletableFuture<>());
-        // a waiter that gives up (timeout, cancel) must not leak
-        f.whenComplete((ws, e) -> { if (e != null) synchronized (this) { waiters.remove(tag, f); } });
-        return f;
-    }
+    public CompletableFuture<WriteSet> expect(String tag) { return waiters.expect(tag); }
 
     public boolean isConnected() { return slot.isConnected(); }
 
     /** Why this capture stopped handing over write sets, or null while it works. */
-    public SQLException failure() { return failure; }
+    public SQLException failure() { return waiters.failure(); }
 
     public Stats stats() {
-        return new Stats(transactions.get(), handedOver.get(), refused.get(), untagged.get(), skippedOrigin.get(),
-                duplicates.get(), slot.reconnects.get(), slot.publishedLsn());
+        return new Stats(transactions.get(), waiters.handedOver.get(), refused.get(), untagged.get(), skippedOrigin.get(),
+                waiters.duplicates.get(), slot.reconnects.get(), slot.publishedLsn());
     }
 
     // ---------------------------------------------------------------- reader thread
@@ -185,8 +166,8 @@ public final class WriteSetCapture implements AutoCloseable {
      * confirm this one too), so the slot still holds them for whoever takes over.
      */
     private void handOver(TransactionAssembler.Assembled a) {
-        if (failure != null) {
-            if (a.tag() != null) deliver(a.tag(), null, failure);
+        if (waiters.failure() != null) {
+            if (a.tag() != null) waiters.deliver(a.tag(), a.tag(), null, waiters.failure());
             return;
         }
         try {
@@ -207,49 +188,14 @@ public final class WriteSetCapture implements AutoCloseable {
             if (refusal != null) refused.incrementAndGet();
             WriteSet ws = refusal == null ? new WriteSet(a.tag(), a.rows()) : null;
             if (ws != null) cfg.beforeHandOver.accept(ws);
-            deliver(a.tag(), ws, refusal);
+            waiters.deliver(a.tag(), a.tag(), ws, refusal);
         } catch (RuntimeException e) {
             log.error("capture {}: hand-over of transaction {} failed; the capture stops handing over", cfg.slotName, a.xid(), e);
-            fail(new SQLException("write-set capture " + cfg.slotName + " failed handing over transaction " + a.xid() + ": " + e, "XX000", e));
-            if (a.tag() != null) deliver(a.tag(), null, failure);
+            waiters.fail(new SQLException("write-set capture " + cfg.slotName + " failed handing over transaction " + a.xid() + ": " + e, "XX000", e));
+            if (a.tag() != null) waiters.deliver(a.tag(), a.tag(), null, waiters.failure());
             return;
         }
         slot.mayConfirm(a.endLsn());
-    }
-
-    /** Records the capture's failure and fails every waiter with it (new ones fail at once, see {@link #expect}). */
-    private void fail(SQLException e) {
-        List<CompletableFuture<WriteSet>> pending;
-        synchronized (this) {
-            if (failure != null) return;
-            failure = e;
-            pending = new ArrayList<>(waiters.values());
-            waiters.clear();
-        }
-        pending.forEach(f -> f.completeExceptionally(e));
-    }
-
-    private void deliver(String tag, WriteSet ws, SQLException refusal) {
-        CompletableFuture<WriteSet> f;
-        synchronized (this) {
-            if (delivered.put(tag, Boolean.TRUE) != null) {
-                duplicates.incrementAndGet();   // resent after a reconnect
-                return;
-            }
-            f = waiters.remove(tag);
-            if (f == null) {
-                f = new CompletableFuture<>();
-                unclaimed.put(tag, f);
-                if (unclaimed.size() > cfg.unclaimedLimit) {
-                    String eldest = unclaimed.keySet().iterator().next();
-                    unclaimed.remove(eldest);
-                    log.warn("capture {}: nobody claimed write set {}; dropped", cfg.slotName, eldest);
-                }
-            }
-        }
-        handedOver.incrementAndGet();
-        if (refusal != null) f.completeExceptionally(refusal);
-        else f.complete(ws);
     }
 
     /** Tables a transaction wrote that have no primary key: shippable only under REPLICA IDENTITY FULL or USING INDEX. */
@@ -285,12 +231,7 @@ public final class WriteSetCapture implements AutoCloseable {
     @Override public void close() {
         slot.close();
         closeCatalog();   // the handover thread has ended: no race
-        synchronized (this) {
-            SQLException closed = new SQLException("write-set capture " + cfg.slotName + " closed", "57P01");
-            List<CompletableFuture<WriteSet>> pending = new ArrayList<>(waiters.values());
-            waiters.clear();
-            pending.forEach(f -> f.completeExceptionally(closed));
-        }
+        waiters.close(new SQLException("write-set capture " + cfg.slotName + " closed", "57P01"));
     }
 
     // ---------------------------------------------------------------- slots
