@@ -11,10 +11,12 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -272,7 +274,9 @@ public final class LocalCluster {
         if (extra != null && !extra.isBlank()) cmd.addAll(List.of(extra.trim().split("\\s+")));
         cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), SITE_MAIN, "--config", conf.toString(), "--site", site));
         Files.createDirectories(log.getParent());
-        return new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        // appended, never truncated: a site started again after a crash keeps the crashed run's log before its own
+        Files.writeString(log, "--- site " + site + " started " + Instant.now() + " ---\n", StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+        return new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
     }
 
     private static void awaitPort(ClusterLayout.SiteEntry e, Duration timeout) throws IOException, InterruptedException {

@@ -47,6 +47,8 @@ class SiteCrashesTest {
             LocalCluster.stopSite(dir, "c", true, quiet);
             Thread.sleep(2000);
             restartAndCheck(dir, "c", acked);
+            String cLog = Files.readString(Path.of(entry(dir, "c").log()));
+            assertThat(cLog.split("wanrep site c: ready", -1)).as("c's log keeps the killed run's lines before the new run's").hasSize(3);
 
             // 2. kill -9 of the postmaster at site a, whose middleware orders (the first site is the sequencer's)
             ClusterLayout.SiteEntry a1 = entry(dir, "a");
