@@ -26,7 +26,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * pgbench's builtin tpcb-like, unchanged, as interactive blocks (certified) from every site of a cluster of real
  * processes, while faults hit mid-load: kill -9 of one site's middleware and its restart (new pgbench clients connect
- * to it once it serves again), then a pause (SIGSTOP, SIGCONT) of another's. Afterwards every replica satisfies
+ * to it once it serves again), then a pause (SIGSTOP, SIGCONT) of another's, then kill -9 of that one's PostgreSQL
+ * (its middleware stops; start-site recovers the replica and resolves the blocks left prepared in it from the total
+ * order). Afterwards every replica satisfies
  * pgbench's own invariant (accounts, tellers, branches and the history's deltas add up), the replicas are identical,
  * and no acknowledged transaction is lost: each replica's history holds at least one row per transaction pgbench
  * counted as processed, and at most one more per client that pgbench lost mid-transaction (its outcome unknown).
@@ -45,7 +47,7 @@ class PgbenchFaultsTest {
             // -n: pgbench's vacuum step truncates pgbench_history, which would wipe the other sites' runs' rows
             for (ClusterLayout.SiteEntry s : sites) awaitServing(s.proxy_port());
             List<CompletableFuture<Result>> runs = new ArrayList<>();
-            for (ClusterLayout.SiteEntry s : sites) runs.add(pgbenchAsync(s.proxy_port(), 16));
+            for (ClusterLayout.SiteEntry s : sites) runs.add(pgbenchAsync(s.proxy_port(), 20));
             Thread.sleep(4000);
 
             // kill -9 of site c's middleware: its clients lose their connections (pgbench aborts them)
@@ -60,6 +62,18 @@ class PgbenchFaultsTest {
             ClusterProcesses.signal("STOP", b);
             Thread.sleep(3000);
             ClusterProcesses.signal("CONT", b);
+            Thread.sleep(1000);
+
+            // kill -9 of site b's postmaster mid-load: its middleware stops (it cannot be sure of its replica), blocks
+            // prepared there are left in the replica; start-site recovers PostgreSQL, resolves each from the total order
+            ClusterLayout.SiteEntry b1 = ClusterLayout.read(dir).sites().get(1);
+            long postmaster = Long.parseLong(Files.readAllLines(Path.of(b1.data_dir(), "postmaster.pid")).getFirst().trim());
+            ClusterProcesses.signal("KILL", postmaster);
+            ProcessHandle mw = ProcessHandle.of(b1.middleware_pid()).orElseThrow();
+            assertThat(mw.onExit().get(30, TimeUnit.SECONDS).isAlive()).as("b's middleware stops with its replica").isFalse();
+            ClusterLayout.SiteEntry b2 = LocalCluster.startSite(dir, "b", quiet);
+            awaitServing(b2.proxy_port());
+            runs.add(pgbenchAsync(b2.proxy_port(), 4));   // new clients at b again
 
             long processed = 0, lostClients = 0;
             for (CompletableFuture<Result> f : runs) {

@@ -135,14 +135,22 @@ public final class LocalPostgres implements AutoCloseable {
         stop();
     }
 
-    /** Starts the server in {@code dataDir} unless one runs there already (after a crash of PostgreSQL, say). */
+    /**
+     * Starts the server in {@code dataDir} unless one runs there already (after a crash of PostgreSQL, say). Right after
+     * a postmaster was killed, {@code pg_ctl status} may still find its process (not reaped yet): a server that says it
+     * runs must also accept connections, or this waits (up to a minute) until it does or is gone, and then starts it.
+     */
     public synchronized void startIfStopped() throws IOException {
-        Process p = new ProcessBuilder(asPostgres(List.of(bin.pgCtl().toString(), "-D", dataDir.toString(), "status")))
-                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        long end = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
         try {
-            if (p.waitFor() == 0) {   // pg_ctl status: 0 running, 3 not running
-                running = true;
-                return;
+            while (pgCtlStatus() == 0) {   // pg_ctl status: 0 running, 3 not running
+                if (accepts()) {
+                    running = true;
+                    return;
+                }
+                if (System.nanoTime() > end)
+                    throw new IOException("PostgreSQL in " + dataDir + " is reported running but accepts no connection on port " + port);
+                Thread.sleep(200);   // a killed postmaster not reaped yet, or one still recovering
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -150,6 +158,22 @@ public final class LocalPostgres implements AutoCloseable {
         }
         running = false;
         start();
+    }
+
+    private int pgCtlStatus() throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(asPostgres(List.of(bin.pgCtl().toString(), "-D", dataDir.toString(), "status")))
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        return p.waitFor();
+    }
+
+    /** Whether something listens on the server's port (a killed postmaster does not). */
+    private boolean accepts() {
+        try (java.net.Socket s = new java.net.Socket()) {
+            s.connect(new java.net.InetSocketAddress(host(), port), 1000);
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     /** Stops like a crash: immediate shutdown, no checkpoint. */
