@@ -317,6 +317,18 @@ for _ in $(seq 1 100); do got="$(sql chicago -c "SELECT count(*) FROM hits WHERE
 step check-after-crash check --dir "$TMP/check-after-crash"
 contains "$TMP/step-check-after-crash.out" "all replicas identical"
 
+log "a PostgreSQL crash: kill -9 of chicago's postmaster, an insert elsewhere (chicago's middleware stops), start --only chicago"
+kill -9 "$(head -n 1 "$TMP/sites/chicago/pgdata/postmaster.pid")"
+sql boston -c "INSERT INTO hits VALUES ('while-chicago-pg-down', 1)"
+for _ in $(seq 1 150); do kill -0 "$(cat "$TMP/sites/chicago/middleware.pid")" 2>/dev/null || break; sleep 0.2; done
+kill -0 "$(cat "$TMP/sites/chicago/middleware.pid")" 2>/dev/null && fail "chicago's middleware kept running without its PostgreSQL"
+step restart-chicago-pg start --only chicago
+contains "$TMP/step-restart-chicago-pg.out" "site chicago: PostgreSQL started"
+for _ in $(seq 1 100); do got="$(sql chicago -c "SELECT count(*) FROM hits WHERE site = 'while-chicago-pg-down'" 2>/dev/null)" && [ "$got" = 1 ] && break; sleep 0.2; done
+[ "$got" = 1 ] || fail "chicago after its PostgreSQL's restart: $got of the insert made while it was down"
+step check-after-pg-crash check --dir "$TMP/check-after-pg-crash"
+contains "$TMP/step-check-after-pg-crash.out" "all replicas identical"
+
 EMULATED=0
 if [ "${WANREP_DEPLOY_TEST_EMULATE:-1}" = 0 ]; then
   log "emulate: SKIPPED because WANREP_DEPLOY_TEST_EMULATE=0"
