@@ -31,7 +31,7 @@ final class CpuMeter {
             long idle = Long.parseLong(cpu[4]) + Long.parseLong(cpu[5]);
             long own = 0;
             for (long pid : roots) {
-                long[] s = stat(pid);
+                long[] s = ProcessCpu.stat(pid);
                 if (s != null) own += s[1] + s[2] + s[3] + s[4];
             }
             try (Stream<Path> ps = Files.list(Path.of("/proc"))) {
@@ -40,7 +40,7 @@ final class CpuMeter {
                     if (!name.chars().allMatch(Character::isDigit)) continue;
                     long pid = Long.parseLong(name);
                     if (roots.contains(pid)) continue;
-                    long[] s = stat(pid);
+                    long[] s = ProcessCpu.stat(pid);
                     if (s != null && roots.contains(s[0])) own += s[1] + s[2];
                 }
             }
@@ -57,15 +57,11 @@ final class CpuMeter {
         return Math.max(0, share) * Runtime.getRuntime().availableProcessors();
     }
 
-    private static long[] stat(long pid) { return ProcessCpu.stat(pid); }
-
-    static long postmasterPid(Path dataDir) { return ProcessCpu.postmasterPid(dataDir); }
-
     static CpuMeter of(List<Path> dataDirs) {
         List<Long> roots = new ArrayList<>();
         roots.add(ProcessHandle.current().pid());
         for (Path d : dataDirs) {
-            long p = postmasterPid(d);
+            long p = ProcessCpu.postmasterPid(d);
             if (p > 0) roots.add(p);
         }
         return new CpuMeter(Set.copyOf(roots));

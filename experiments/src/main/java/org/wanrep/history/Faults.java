@@ -1,10 +1,10 @@
 package org.wanrep.history;
 
 import org.wanrep.cluster.ClusterLayout;
+import org.wanrep.experiments.ProcessCpu;
 
 import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -246,13 +246,7 @@ public final class Faults implements Runnable {
         }
     }
 
-    static long postmasterPid(ClusterLayout.SiteEntry s) {
-        try {
-            return Long.parseLong(Files.readAllLines(Path.of(s.data_dir(), "postmaster.pid")).getFirst().trim());
-        } catch (IOException | RuntimeException e) {
-            return -1;
-        }
-    }
+    static long postmasterPid(ClusterLayout.SiteEntry s) { return ProcessCpu.postmasterPid(Path.of(s.data_dir())); }
 
     /** Sends a signal with kill(1): the processes are real, possibly not our children (PostgreSQL). */
     public static boolean kill(long pid, String signal) {

@@ -34,6 +34,11 @@ final class ClusterProcesses {
         return DriverManager.getConnection("jdbc:postgresql://127.0.0.1:" + port + "/postgres", props());
     }
 
+    /** The pid of the postmaster serving a site's replica (first line of its postmaster.pid). */
+    static long postmasterPid(ClusterLayout.SiteEntry e) throws IOException {
+        return Long.parseLong(Files.readAllLines(Path.of(e.data_dir(), "postmaster.pid")).getFirst().trim());
+    }
+
     /** kill -SIG pid (STOP, CONT, KILL). */
     static void signal(String sig, long pid) throws Exception {
         Process p = new ProcessBuilder("kill", "-" + sig, Long.toString(pid)).inheritIO().start();

@@ -2,11 +2,10 @@ package org.wanrep.cluster;
 
 import org.junit.jupiter.api.Test;
 import org.wanrep.config.Config;
+import org.wanrep.frontend.ClientTools;
+import org.wanrep.frontend.ClientTools.Result;
 
-import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -41,7 +40,7 @@ class PgbenchFaultsTest {
         ClusterLayout layout = LocalCluster.up(dir, 3, "lan", Config.build(Map.of("delivery", "safe", "blocks", "certify"), List.of()), quiet);
         try {
             List<ClusterLayout.SiteEntry> sites = layout.sites();
-            Result init = pgbench(sites.get(0).proxy_port(), "-i", "-s", "1", "-q");
+            Result init = ClientTools.pgbench(sites.get(0).proxy_port(), "-i", "-s", "1", "-q");
             assertThat(init.exit()).as(init.output()).isZero();
 
             // -n: pgbench's vacuum step truncates pgbench_history, which would wipe the other sites' runs' rows
@@ -67,8 +66,7 @@ class PgbenchFaultsTest {
             // kill -9 of site b's postmaster mid-load: its middleware stops (it cannot be sure of its replica), blocks
             // prepared there are left in the replica; start-site recovers PostgreSQL, resolves each from the total order
             ClusterLayout.SiteEntry b1 = ClusterLayout.read(dir).sites().get(1);
-            long postmaster = Long.parseLong(Files.readAllLines(Path.of(b1.data_dir(), "postmaster.pid")).getFirst().trim());
-            ClusterProcesses.signal("KILL", postmaster);
+            ClusterProcesses.signal("KILL", ClusterProcesses.postmasterPid(b1));
             ProcessHandle mw = ProcessHandle.of(b1.middleware_pid()).orElseThrow();
             assertThat(mw.onExit().get(30, TimeUnit.SECONDS).isAlive()).as("b's middleware stops with its replica").isFalse();
             ClusterLayout.SiteEntry b2 = LocalCluster.startSite(dir, "b", quiet);
@@ -129,42 +127,17 @@ class PgbenchFaultsTest {
         throw new AssertionError("the restarted site did not serve within 60 s");
     }
 
-    record Result(int exit, String output) {}
-
     private static CompletableFuture<Result> pgbenchAsync(int port, int seconds) {
         // a thread of its own: the common pool may run one task at a time on two cores, the runs would not overlap
         CompletableFuture<Result> f = new CompletableFuture<>();
         Thread.ofPlatform().name("pgbench-" + port).start(() -> {
             try {
-                f.complete(pgbench(port, "-n", "-b", "tpcb-like", "-c", "2", "-T", Integer.toString(seconds), "--max-tries", "1000"));
+                f.complete(ClientTools.pgbench(port, "-n", "-b", "tpcb-like", "-c", "2", "-T", Integer.toString(seconds), "--max-tries", "1000"));
             } catch (Throwable e) {
                 f.completeExceptionally(e);
             }
         });
         return f;
-    }
-
-    private static Result pgbench(int port, String... args) throws IOException, InterruptedException {
-        List<String> cmd = new ArrayList<>(List.of(bin("pgbench"), "-h", "127.0.0.1", "-p", Integer.toString(port), "-U", "postgres"));
-        cmd.addAll(List.of(args));
-        cmd.add("postgres");
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-        pb.environment().put("PGCONNECT_TIMEOUT", "10");
-        Process p = pb.start();
-        p.getOutputStream().close();
-        byte[] out = p.getInputStream().readAllBytes();
-        if (!p.waitFor(300, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            throw new IOException(cmd + " did not finish in 300 s");
-        }
-        return new Result(p.exitValue(), new String(out, StandardCharsets.UTF_8));
-    }
-
-    private static String bin(String name) {
-        String env = System.getenv("WANREP_PG_BIN");
-        for (Path p : List.of(env == null ? Path.of("/nonexistent") : Path.of(env), Path.of("/usr/lib/postgresql/15/bin"), Path.of("/usr/bin")))
-            if (Files.isExecutable(p.resolve(name))) return p.resolve(name).toString();
-        throw new IllegalStateException(name + " not found: install postgresql-client-15");
     }
 
     private static long count(String output, String regex) {

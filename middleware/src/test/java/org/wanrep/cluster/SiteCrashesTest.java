@@ -52,8 +52,7 @@ class SiteCrashesTest {
 
             // 2. kill -9 of the postmaster at site a, whose middleware orders (the first site is the sequencer's)
             ClusterLayout.SiteEntry a1 = entry(dir, "a");
-            long postmaster = Long.parseLong(Files.readAllLines(Path.of(a1.data_dir(), "postmaster.pid")).getFirst().trim());
-            ClusterProcesses.signal("KILL", postmaster);
+            ClusterProcesses.signal("KILL", ClusterProcesses.postmasterPid(a1));
             // its middleware stops: it cannot be sure of its replica any more (fail-stop, exit status 3)
             ProcessHandle mw = ProcessHandle.of(a1.middleware_pid()).orElseThrow();
             assertThat(mw.onExit().get(30, java.util.concurrent.TimeUnit.SECONDS).isAlive()).isFalse();

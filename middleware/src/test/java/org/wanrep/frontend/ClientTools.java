@@ -9,19 +9,19 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /** Runs PostgreSQL's own client programs (psql, pgbench) against a port, as a user would. */
-final class ClientTools {
+public final class ClientTools {
     private ClientTools() {}
 
-    record Result(int exit, String output) {}
+    public record Result(int exit, String output) {}
 
-    static Path bin(String name) {
+    public static Path bin(String name) {
         String env = System.getenv("WANREP_PG_BIN");
         for (Path p : List.of(env == null ? Path.of("/nonexistent") : Path.of(env), Path.of("/usr/lib/postgresql/15/bin"), Path.of("/usr/bin")))
             if (Files.isExecutable(p.resolve(name))) return p.resolve(name);
         throw new IllegalStateException(name + " not found: install postgresql-client-15");
     }
 
-    static Result run(List<String> cmd, String stdin, int timeoutS) throws IOException, InterruptedException {
+    public static Result run(List<String> cmd, String stdin, int timeoutS) throws IOException, InterruptedException {
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
         pb.environment().put("PGCONNECT_TIMEOUT", "10");
         Process p = pb.start();
@@ -35,12 +35,12 @@ final class ClientTools {
         return new Result(p.exitValue(), new String(out, StandardCharsets.UTF_8));
     }
 
-    static Result psql(int port, String script) throws IOException, InterruptedException {
+    public static Result psql(int port, String script) throws IOException, InterruptedException {
         return run(List.of(bin("psql").toString(), "-X", "-h", "127.0.0.1", "-p", Integer.toString(port), "-U", "postgres", "-d", "postgres",
                 "-v", "ON_ERROR_STOP=0", "-f", "-"), script, 120);
     }
 
-    static Result pgbench(int port, String... args) throws IOException, InterruptedException {
+    public static Result pgbench(int port, String... args) throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(List.of(bin("pgbench").toString(), "-h", "127.0.0.1", "-p", Integer.toString(port), "-U", "postgres"));
         cmd.addAll(List.of(args));
         cmd.add("postgres");
