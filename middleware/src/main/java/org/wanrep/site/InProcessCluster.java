@@ -19,13 +19,16 @@ import java.util.Properties;
 /**
  * A whole cluster in this JVM for the demo and the benchmarks: one throw-away PostgreSQL per site
  * (initdb in a temporary directory, free port) and one site each, joined over loopback with the
- * WAN emulated by the latency matrix.
+ * WAN emulated by the latency matrix. As with {@code cluster up}, the sites seal their traffic with a
+ * key made for the cluster unless the settings name {@code gcs.secret_file}.
  */
 public final class InProcessCluster implements AutoCloseable {
     private final List<String> sites;
     private final List<LocalPostgres> pgs = new ArrayList<>();
     private final List<Site> running = new ArrayList<>();
     private final Config config;
+    /** Holds the key the sites share when the settings name none (deleted at close). */
+    private java.nio.file.Path keyDir;
 
     /**
      * Starts {@code sites} on latency matrix {@code matrix} (a preset or CSV naming at least these
@@ -42,6 +45,12 @@ public final class InProcessCluster implements AutoCloseable {
         conf.putAll(settings);
         List<Integer> gcsPorts = GcsSettings.freePorts(sites.size());
         try {
+            if (!conf.containsKey("gcs.secret_file")) {
+                // as cluster up: the sites seal what they exchange with a key made for this cluster (set gcs.secret_file
+                // to a file of your own, or to nothing for clear text)
+                keyDir = java.nio.file.Files.createTempDirectory("wanrep-key-");
+                conf.put("gcs.secret_file", org.wanrep.gcs.jgroups.GcsSecret.generate(keyDir.resolve("gcs.secret")).toString());
+            }
             for (int i = 0; i < sites.size(); i++) {
                 if (out != null) out.printf("site %s: initdb and start PostgreSQL...%n", sites.get(i));
                 LocalPostgres pg = LocalPostgres.startTemporary();
@@ -95,6 +104,7 @@ public final class InProcessCluster implements AutoCloseable {
     }
 
     @Override public void close() {
+        for (Site s : running) s.clusterStopping();
         for (Site s : running) {
             try {
                 s.close();
@@ -107,6 +117,14 @@ public final class InProcessCluster implements AutoCloseable {
                 pg.close();
             } catch (Exception ignored) {
                 // closing everything
+            }
+        }
+        if (keyDir != null) {
+            try {
+                java.nio.file.Files.deleteIfExists(keyDir.resolve("gcs.secret"));
+                java.nio.file.Files.deleteIfExists(keyDir);
+            } catch (java.io.IOException ignored) {
+                // a temporary directory left behind
             }
         }
     }

@@ -513,6 +513,9 @@ public final class Site implements AutoCloseable {
         return stopReason.get();
     }
 
+    /** Called on every site before a whole cluster stops: the last ones then lose the majority without a warning. */
+    public void clusterStopping() { engine.clusterStopping(); }
+
     /** Stops cleanly: leaves the group; under a write-set policy also drops this site's slots and origins. */
     @Override public void close() {
         if (!stopped.compareAndSet(false, true)) return;

@@ -118,6 +118,11 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     private long orderedUpTo;
     /** Whether each transaction records its GSN in the replica (see {@link #recover}). */
     private volatile boolean recordPositions;
+    /** Every site of the cluster is being stopped on purpose: losing the majority then is expected, not a warning. */
+    private volatile boolean clusterStopping;
+
+    /** Says that every site is about to stop (an in-process cluster closing): see {@link #clusterStopping}. */
+    public void clusterStopping() { clusterStopping = true; }
     private long records;
     /** GSNs above lastGsn this replica had committed before it stopped (out of order): skipped when replayed. */
     private final java.util.NavigableSet<Long> alreadyHave = new java.util.TreeSet<>();
@@ -1048,7 +1053,10 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         GcsView before = view;
         view = v;
         if (!v.primary()) {
-            if (before != null && before.primary()) LOG.warn("site {} left the primary component ({}): update transactions fail until it is back", site, v);
+            if (before != null && before.primary()) {
+                if (clusterStopping) LOG.info("site {} left the primary component while the whole cluster stops ({})", site, v);
+                else LOG.warn("site {} left the primary component ({}): update transactions fail until it is back", site, v);
+            }
             endTentativeAttempts();
             return;
         }
