@@ -192,12 +192,12 @@ public final class PeerBench {
             ports.put("pgpool-II", pgpool.port);
             ports.put("wanrep", wanrep.site(0).proxyPort());
             for (int i = 0; i < 3; i++) wanrepPorts.add(wanrep.site(i).proxyPort());
-            long directPm = ProcessCpu.postmasterPid(direct.dataDir());
+            long directPm = LocalPostgres.postmasterPid(direct.dataDir());
             serverPids.put("direct", List.of(directPm));
             serverPids.put("pgbouncer", List.of(directPm));
-            serverPids.put("pgpool-II", backends.stream().map(b -> ProcessCpu.postmasterPid(b.dataDir())).toList());
+            serverPids.put("pgpool-II", backends.stream().map(b -> LocalPostgres.postmasterPid(b.dataDir())).toList());
             List<Long> wanrepServers = new ArrayList<>();
-            for (int i = 0; i < 3; i++) wanrepServers.add(ProcessCpu.postmasterPid(wanrep.postgres(i).dataDir()));
+            for (int i = 0; i < 3; i++) wanrepServers.add(LocalPostgres.postmasterPid(wanrep.postgres(i).dataDir()));
             serverPids.put("wanrep", wanrepServers);
             middlewarePid.put("pgbouncer", bouncer.process.pid());
             middlewarePid.put("pgpool-II", pgpool.process.pid());

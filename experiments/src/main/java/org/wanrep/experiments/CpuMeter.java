@@ -1,5 +1,7 @@
 package org.wanrep.experiments;
 
+import org.wanrep.pg.LocalPostgres;
+
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -61,7 +63,7 @@ final class CpuMeter {
         List<Long> roots = new ArrayList<>();
         roots.add(ProcessHandle.current().pid());
         for (Path d : dataDirs) {
-            long p = ProcessCpu.postmasterPid(d);
+            long p = LocalPostgres.postmasterPid(d);
             if (p > 0) roots.add(p);
         }
         return new CpuMeter(Set.copyOf(roots));

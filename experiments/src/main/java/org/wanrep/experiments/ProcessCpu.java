@@ -49,14 +49,4 @@ public final class ProcessCpu {
         }
         return ticks * MICROS_PER_TICK;
     }
-
-    /** The postmaster's pid from a data directory's {@code postmaster.pid}, or -1. */
-    public static long postmasterPid(Path dataDir) {
-        try {
-            List<String> lines = Files.readAllLines(dataDir.resolve("postmaster.pid"));
-            return lines.isEmpty() ? -1 : Long.parseLong(lines.get(0).trim());
-        } catch (IOException | RuntimeException e) {
-            return -1;
-        }
-    }
 }

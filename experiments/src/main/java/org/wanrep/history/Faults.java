@@ -1,7 +1,7 @@
 package org.wanrep.history;
 
 import org.wanrep.cluster.ClusterLayout;
-import org.wanrep.experiments.ProcessCpu;
+import org.wanrep.pg.LocalPostgres;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -246,7 +246,7 @@ public final class Faults implements Runnable {
         }
     }
 
-    static long postmasterPid(ClusterLayout.SiteEntry s) { return ProcessCpu.postmasterPid(Path.of(s.data_dir())); }
+    static long postmasterPid(ClusterLayout.SiteEntry s) { return LocalPostgres.postmasterPid(Path.of(s.data_dir())); }
 
     /** Sends a signal with kill(1): the processes are real, possibly not our children (PostgreSQL). */
     public static boolean kill(long pid, String signal) {

@@ -51,10 +51,10 @@ public final class InProcessCluster implements AutoCloseable {
                 keyDir = java.nio.file.Files.createTempDirectory("wanrep-key-");
                 conf.put("gcs.secret_file", org.wanrep.gcs.jgroups.GcsSecret.generate(keyDir.resolve("gcs.secret")).toString());
             }
+            if (out != null) for (String s : sites) out.printf("site %s: initdb and start PostgreSQL...%n", s);
+            pgs.addAll(LocalPostgres.startTemporary(sites.size()));
             for (int i = 0; i < sites.size(); i++) {
-                if (out != null) out.printf("site %s: initdb and start PostgreSQL...%n", sites.get(i));
-                LocalPostgres pg = LocalPostgres.startTemporary();
-                pgs.add(pg);
+                LocalPostgres pg = pgs.get(i);
                 String s = sites.get(i);
                 conf.put("site." + s + ".postgres.port", Integer.toString(pg.port()));
                 conf.put("site." + s + ".postgres.socket_dir", pg.dataDir().toString());   // the proxy's own connections: Unix socket

@@ -36,7 +36,9 @@ final class ClusterProcesses {
 
     /** The pid of the postmaster serving a site's replica (first line of its postmaster.pid). */
     static long postmasterPid(ClusterLayout.SiteEntry e) throws IOException {
-        return Long.parseLong(Files.readAllLines(Path.of(e.data_dir(), "postmaster.pid")).getFirst().trim());
+        long pid = org.wanrep.pg.LocalPostgres.postmasterPid(Path.of(e.data_dir()));
+        if (pid <= 0) throw new IOException("no postmaster.pid in " + e.data_dir());
+        return pid;
     }
 
     /** kill -SIG pid (STOP, CONT, KILL). */

@@ -44,7 +44,7 @@ final class TestCluster implements AutoCloseable {
         m.put("pool.size", "8");
         List<Integer> gcsPorts = GcsSettings.freePorts(sites.size());
         List<Integer> proxyPorts = GcsSettings.freePorts(sites.size());
-        pgs.addAll(startReplicas(sites.size()));
+        pgs.addAll(LocalPostgres.startTemporary(sites.size()));
         for (int i = 0; i < sites.size(); i++) {
             LocalPostgres pg = pgs.get(i);
             setup.prepare(i, pg);
@@ -75,34 +75,6 @@ final class TestCluster implements AutoCloseable {
             close();
             throw failed[0];
         }
-    }
-
-    /** Starts {@code n} temporary servers side by side (each waits for its postmaster); all or none. */
-    private static List<LocalPostgres> startReplicas(int n) throws Exception {
-        List<java.util.concurrent.CompletableFuture<LocalPostgres>> starting = new ArrayList<>();
-        for (int i = 0; i < n; i++)
-            starting.add(java.util.concurrent.CompletableFuture.supplyAsync(() -> {
-                try {
-                    return LocalPostgres.startTemporary();
-                } catch (java.io.IOException e) {
-                    throw new java.io.UncheckedIOException(e);
-                }
-            }, r -> Thread.ofPlatform().start(r)));
-        List<LocalPostgres> out = new ArrayList<>();
-        Exception failed = null;
-        for (var f : starting) {
-            try {
-                out.add(f.join());
-            } catch (java.util.concurrent.CompletionException e) {
-                Throwable t = e.getCause() instanceof java.io.UncheckedIOException u ? u.getCause() : e.getCause();
-                if (failed == null) failed = t instanceof Exception x ? x : new RuntimeException(t);
-            }
-        }
-        if (failed != null) {
-            for (LocalPostgres pg : out) pg.close();
-            throw failed;
-        }
-        return out;
     }
 
     Site site(int i) { return running.stream().filter(s -> s.name().equals(sites.get(i))).findFirst().orElseThrow(); }

@@ -63,6 +63,54 @@ public final class LocalPostgres implements AutoCloseable {
         return pg;
     }
 
+    /**
+     * {@code n} throw-away clusters ({@link #startTemporary}) started side by side, each waiting for its own postmaster;
+     * all or none: if one fails, those started are closed and the first failure is thrown.
+     */
+    public static List<LocalPostgres> startTemporary(int n) throws IOException {
+        List<java.util.concurrent.CompletableFuture<LocalPostgres>> starting = new ArrayList<>();
+        for (int i = 0; i < n; i++)
+            starting.add(java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                try {
+                    return startTemporary();
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            }, r -> Thread.ofPlatform().start(r)));
+        List<LocalPostgres> out = new ArrayList<>();
+        IOException failed = null;
+        for (var f : starting) {
+            try {
+                out.add(f.join());
+            } catch (java.util.concurrent.CompletionException e) {
+                IOException cause = e.getCause() instanceof java.io.UncheckedIOException u ? u.getCause()
+                        : new IOException("starting a temporary PostgreSQL failed: " + e.getCause(), e.getCause());
+                if (failed == null) failed = cause;
+            }
+        }
+        if (failed != null) {
+            for (LocalPostgres pg : out) {
+                try {
+                    pg.close();
+                } catch (IOException e) {
+                    failed.addSuppressed(e);
+                }
+            }
+            throw failed;
+        }
+        return out;
+    }
+
+    /** The pid of the postmaster running in {@code dataDir} (first line of postmaster.pid), or -1 if none is recorded. */
+    public static long postmasterPid(Path dataDir) {
+        try {
+            List<String> lines = Files.readAllLines(dataDir.resolve("postmaster.pid"));
+            return lines.isEmpty() ? -1 : Long.parseLong(lines.get(0).trim());
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
+    }
+
     private static Path template;
 
     /**
