@@ -87,6 +87,8 @@ public final class TotalOrderCore {
     // --- ordering state
     private final TreeMap<Long, Assign> slots = new TreeMap<>();
     private final Map<MsgId, Entry> held = new HashMap<>();
+    /** The RELIABLE messages among {@link #held}: what garbage collection looks through after every step. */
+    private final Set<MsgId> heldReliable = new java.util.LinkedHashSet<>();
     private final Map<String, Long> received = new HashMap<>();
     private long nextDeliver = 1, gsn = 0, heldThrough = 0;
     /**
@@ -270,7 +272,7 @@ public final class TotalOrderCore {
         // only RELIABLE messages need the others' received vectors (their garbage collection); ordered ones go with their slots
         if (d.delivery() == Delivery.RELIABLE) receivedNews = true;
         Entry e = new Entry(id, d.delivery(), d.payload(), d.sites());
-        held.put(id, e);
+        hold(e);
         if (d.delivery() == Delivery.RELIABLE) {
             e.delivered = true;
             fx.reliable(e.message());
@@ -445,12 +447,15 @@ public final class TotalOrderCore {
             if (a.id != null) held.remove(a.id);
         }
         // RELIABLE messages go once every member has received them
-        if (held.size() > 0 && ackReceived.size() >= members.size() - 1) {
-            Iterator<Entry> it = held.values().iterator();
+        // (only those: a scan of everything held, after every step, cost time in proportion to what a lagging member
+        // keeps the others holding)
+        if (!heldReliable.isEmpty() && ackReceived.size() >= members.size() - 1) {
+            Iterator<MsgId> it = heldReliable.iterator();
             while (it.hasNext()) {
-                Entry e = it.next();
-                if (e.delivery != Delivery.RELIABLE) continue;
-                if (receivedByAll(e.id)) it.remove();
+                MsgId id = it.next();
+                if (!receivedByAll(id)) continue;
+                it.remove();
+                held.remove(id);
             }
         }
     }
@@ -546,7 +551,7 @@ public final class TotalOrderCore {
             // the plan commits elsewhere and the next view comes first, it still counts as continuing
             // that epoch. Its own old history is dropped now and can never come back as stale data.
             slots.clear();
-            held.clear();
+            dropHeld();
             pendingOrder.clear();
             nextDeliver = p.startSlot();
             heldThrough = p.startSlot() - 1;
@@ -571,11 +576,21 @@ public final class TotalOrderCore {
     private void storePlan(Proto.Proposal p) {
         long level = Levels.plan(p.newEpoch().number());
         for (Proto.Assignment a : p.assignments()) slots.put(a.slot(), new Assign(a.id(), level));
-        for (Proto.Held h : p.data()) held.putIfAbsent(h.id(), new Entry(h.id(), h.delivery(), h.payload(), h.sites()));
+        for (Proto.Held h : p.data()) if (!held.containsKey(h.id())) hold(new Entry(h.id(), h.delivery(), h.payload(), h.sites()));
         for (Proto.Held h : p.reliable()) {
-            if (received.getOrDefault(h.id().sender(), 0L) < h.id().seq())
-                held.putIfAbsent(h.id(), new Entry(h.id(), h.delivery(), h.payload(), h.sites()));
+            if (received.getOrDefault(h.id().sender(), 0L) < h.id().seq() && !held.containsKey(h.id()))
+                hold(new Entry(h.id(), h.delivery(), h.payload(), h.sites()));
         }
+    }
+
+    private void hold(Entry e) {
+        held.put(e.id, e);
+        if (e.delivery == Delivery.RELIABLE) heldReliable.add(e.id);
+    }
+
+    private void dropHeld() {
+        held.clear();
+        heldReliable.clear();
     }
 
     /**
@@ -666,7 +681,7 @@ public final class TotalOrderCore {
         members = List.of();
         sequencer = null;
         slots.clear();
-        held.clear();
+        dropHeld();
         pendingOrder.clear();
         futureEpoch.clear();
         for (var e : ownPending.entrySet()) fx.undeliverable(new MsgId(self, e.getKey()), e.getValue(), excludedReason);
@@ -693,7 +708,7 @@ public final class TotalOrderCore {
         lastAckAt = Long.MIN_VALUE / 2;   // a heartbeat at the next tick: the new members' leases start at once
         sequencer = sequencerOf(members);
         slots.clear();
-        held.clear();
+        dropHeld();
         pendingOrder.clear();
         ackHeld.clear();
         ackReceived.clear();
