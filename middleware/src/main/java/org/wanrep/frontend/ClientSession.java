@@ -1142,12 +1142,6 @@ public final class ClientSession implements Runnable {
         }
     }
 
-    static boolean containsIgnoreCase(String s, String word) {
-        int n = s.length() - word.length();
-        for (int i = 0; i <= n; i++) if (s.regionMatches(true, i, word, 0, word.length())) return true;
-        return false;
-    }
-
     /** After a request: reads the settings again if it may have changed them (see {@link SessionSettings}). */
     private void maybeRefreshSettings(List<String> texts) throws IOException {
         sessionSettings.noteTexts(texts);

@@ -1,6 +1,7 @@
 package org.wanrep.frontend;
 
 import org.wanrep.backend.BackendConnection;
+import org.wanrep.sql.SqlText;
 import org.wanrep.wire.PayloadReader;
 import org.wanrep.wire.PgError;
 import org.wanrep.wire.WireMessage;
@@ -69,7 +70,7 @@ final class SessionSettings {
     boolean noteTexts(List<String> texts) {
         boolean changes = false;
         for (String t : texts) {
-            if (!ClientSession.containsIgnoreCase(t, "set") && !ClientSession.containsIgnoreCase(t, "discard")) continue;
+            if (!SqlText.containsIgnoreCase(t, "set") && !SqlText.containsIgnoreCase(t, "discard")) continue;
             if (!CHANGE.matcher(t).find()) continue;
             changes = true;
             Matcher m = CUSTOM.matcher(t);

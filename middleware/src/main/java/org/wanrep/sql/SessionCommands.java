@@ -43,7 +43,7 @@ public final class SessionCommands {
     /** True only if {@code sql} has a DISCARD ALL or DEALLOCATE [PREPARE] ALL statement (which drop every prepared statement). */
     public static boolean discardsStatements(String sql) {
         // every update request passes here at its origin: without either word nothing needs lexing
-        if (!containsIgnoringCase(sql, "discard") && !containsIgnoringCase(sql, "deallocate")) return false;
+        if (!SqlText.containsIgnoreCase(sql, "discard") && !SqlText.containsIgnoreCase(sql, "deallocate")) return false;
         List<SqlLexer.Token> ts = SqlLexer.tokens(sql);
         if (!plain(ts)) return discardsStatementsByText(sql);
         List<String> words = new java.util.ArrayList<>();
@@ -55,15 +55,6 @@ public final class SessionCommands {
             if (words.equals(DISCARD_ALL) || words.equals(DEALLOCATE_ALL) || words.equals(DEALLOCATE_PREPARE_ALL)) return true;
             words.clear();
         }
-        return false;
-    }
-
-    /**
-     * Whether {@code word} (lower-case ASCII) occurs in {@code s} in any case: wherever a lower-cased token or text
-     * reads as the word, this finds it (it folds at least as much as {@code toLowerCase(Locale.ROOT)} does).
-     */
-    private static boolean containsIgnoringCase(String s, String word) {
-        for (int i = 0, n = s.length() - word.length(); i <= n; i++) if (s.regionMatches(true, i, word, 0, word.length())) return true;
         return false;
     }
 

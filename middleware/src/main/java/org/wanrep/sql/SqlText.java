@@ -29,6 +29,16 @@ public final class SqlText {
     private static final Set<String> ALIASABLE_AFTER = Set.of("from", "join", "lateral", "coalesce", "nullif", "greatest", "least");
 
     /**
+     * Whether {@code word} (lower-case ASCII) occurs anywhere in {@code s}, in any case: a cheap necessary condition
+     * before lexing. It folds at least as much as {@code toLowerCase(Locale.ROOT)} does, so wherever a lower-cased
+     * token or text reads as the word, this finds it.
+     */
+    public static boolean containsIgnoreCase(String s, String word) {
+        for (int i = 0, n = s.length() - word.length(); i <= n; i++) if (s.regionMatches(true, i, word, 0, word.length())) return true;
+        return false;
+    }
+
+    /**
      * The text with string and numeric literals replaced by '?' (for caching analyses): texts that
      * differ only in their constants lock the same tables. Quoted identifiers, comments and
      * dollar-quoted bodies are kept verbatim (a digit in {@code "t 1"} names a table); a text this

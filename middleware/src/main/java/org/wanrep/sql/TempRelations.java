@@ -20,7 +20,7 @@ public final class TempRelations {
     /** The relations {@code stmt} creates as temporary: CREATE TEMP|TEMPORARY TABLE|VIEW|SEQUENCE, SELECT ... INTO TEMP, pg_temp.x. */
     public static Set<String> created(String stmt) {
         // most statements create nothing temporary: no lexing without the word (the proxy asks for every request)
-        if (!containsTemp(stmt)) return Set.of();
+        if (!SqlText.containsIgnoreCase(stmt, "temp")) return Set.of();
         Set<String> out = new HashSet<>();
         List<SqlLexer.Token> ts = SqlLexer.tokens(stmt).stream().filter(SqlLexer.Token::significant).toList();
         for (int i = 0; i < ts.size(); i++) {
@@ -60,11 +60,6 @@ public final class TempRelations {
         if (tables.all() || tables.writes().isEmpty()) return false;
         for (String w : tables.writes()) if (!names.contains(w.substring(w.lastIndexOf('.') + 1))) return false;
         return true;
-    }
-
-    private static boolean containsTemp(String s) {
-        for (int i = s.length() - 4; i >= 0; i--) if (s.regionMatches(true, i, "temp", 0, 4)) return true;
-        return false;
     }
 
     private static boolean isWord(String sql, SqlLexer.Token t, String w) {
