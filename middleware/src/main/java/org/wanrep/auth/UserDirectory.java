@@ -44,6 +44,16 @@ public final class UserDirectory {
 
     public User find(String name) { return users.get(name); }
 
+    /**
+     * The password the proxy logs in to the replica with as this user: the one in the users setting
+     * (the same role password at the replica), none for trust users or a SCRAM verifier (then the
+     * replica must trust the proxy's connections, e.g. its local socket).
+     */
+    public static String replicaPassword(User u) {
+        if (u == null || u.secret() == null || u.secret().startsWith("SCRAM-SHA-256$")) return "";
+        return u.secret();
+    }
+
     /** Keys the made-up salts of unknown users: the same name gets the same salt while this process runs. */
     private final byte[] mockKey = new java.security.SecureRandom().generateSeed(32);
 

@@ -2,22 +2,17 @@ package org.wanrep.frontend;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.wanrep.auth.ScramServerExchange;
-import org.wanrep.auth.UserDirectory;
 import org.wanrep.backend.BackendConnection;
 import org.wanrep.backend.BackendException;
 import org.wanrep.exec.WireTxnExecutor;
 import org.wanrep.lock.TableSet;
 import org.wanrep.sql.Route;
-import org.wanrep.sql.SessionCommands;
 import org.wanrep.sql.TimeRewriting;
 import org.wanrep.sql.UnitAnalysis;
 import org.wanrep.sql.UnitClassifier;
 import org.wanrep.txn.InteractiveBlock;
 import org.wanrep.txn.TxnRequest;
-import org.wanrep.sql.BoundParameters;
 import org.wanrep.wire.Messages;
-import org.wanrep.wire.PayloadReader;
 import org.wanrep.wire.PgError;
 import org.wanrep.wire.ProtocolException;
 import org.wanrep.wire.WireMessage;
@@ -25,16 +20,12 @@ import org.wanrep.wire.WireStream;
 
 import java.io.EOFException;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 
 /**
@@ -51,21 +42,15 @@ public final class ClientSession implements Runnable {
 
     private final SiteContext ctx;
     private final WireStream client;
-    private final org.wanrep.tls.TlsContext tls;   // null: no TLS offered
-    private final boolean requireTls;
-    private final boolean clientRoles;   // the backend logs in as the client's role, updates run as it everywhere
-    private final boolean certificateNamesUser;
-    private boolean encrypted;   // the startup went on inside TLS
+    private final SessionStartup startup;
     private BackendConnection backend;
     private CancelRegistry.Key key;
     private String database;
-    /** Named prepared statements of this session: name -> the Parse message as sent to the backend. */
-    private final Map<String, WireMessage> statements = new HashMap<>();
-    /** The SQL of each named statement, decoded once (Bind/Execute of a prepared statement looks it up every time). */
-    private final Map<String, String> statementSql = new HashMap<>();
+    /** The user this session authenticated as. */
+    private String sessionUser;
+    private final NamedStatements statements = new NamedStatements();
     private final Map<String, String> settings = new LinkedHashMap<>();
     private SessionSettings sessionSettings;
-    private boolean admitted;   // holds a place of ctx.sessions()
     /** {@link SessionSettings#reads()} when {@link #settings} was last copied from it (-1: never). */
     private long settingsCopied = -1;
     /** {@link org.wanrep.txn.ReplicationEngine#transfers()} when the backend was opened. */
@@ -73,25 +58,15 @@ public final class ClientSession implements Runnable {
     private InteractiveBlock block;   // the interactive block in progress, if any
     /** Temporary relations this session created (sql.TempRelations): they exist here only, in this session. */
     private final java.util.Set<String> tempRelations = new java.util.HashSet<>();
-    private final InteractiveBlock.Session blockSession = new BlockSession();
+    private final BlockSession blockSession;
     private boolean discardUntilSync;
     private WireMessage pushedBack;
     private volatile boolean relaying;
     private String role;   // clientRoles: the role this session's updates run as at every site
     /** This session's share of the site's budget for buffered client messages (see {@link ClientLimits}). */
     private final ClientLimits.SessionShare share;
-    private final InteractiveBlock.WriteSets writeSets;   // null under symmetric execution
-    /** Payload bytes of the named statements kept in {@link #statements}: held beyond their request. */
-    private long statementBytes;
+    private final CopyFromClient copy;
     private boolean authenticated;
-    private String countedUser;   // holds a place among this user's sessions
-
-    /** What a relayed request sent (COPY data included) and the first error it got. */
-    private static final class Relay {
-        final List<WireMessage> sent = new ArrayList<>();
-        PgError error;
-        String lastTag;
-    }
 
     public ClientSession(SiteContext ctx, WireStream client) { this(ctx, client, SessionSecurity.NONE); }
 
@@ -99,12 +74,10 @@ public final class ClientSession implements Runnable {
     public ClientSession(SiteContext ctx, WireStream client, SessionSecurity security) {
         this.ctx = ctx;
         this.client = client;
-        this.tls = security.tls();
-        this.requireTls = security.requireTls();
-        this.clientRoles = security.clientRoles();
-        this.certificateNamesUser = security.certificateNamesUser();
+        this.startup = new SessionStartup(ctx, client, security);
         this.share = new ClientLimits.SessionShare(ctx.limits().budget());
-        this.writeSets = ctx.writeSets() == null ? null : new BlockWriteSets();
+        this.blockSession = new BlockSession(this, ctx);
+        this.copy = new CopyFromClient(client, () -> share.settle(retainedBytes()), this::outOfMemory);
     }
 
     @Override public void run() {
@@ -172,7 +145,7 @@ public final class ClientSession implements Runnable {
     }
 
     /** Bytes of client messages this session holds beyond the request in hand: named statements, the block's log. */
-    private long retainedBytes() { return statementBytes + (block == null ? 0 : block.logBytes()); }
+    private long retainedBytes() { return statements.bytes() + (block == null ? 0 : block.logBytes()); }
 
     private PgError outOfMemory(WireStream.OverBudgetException e) {
         ClientLimits.Budget b = ctx.limits().budget();
@@ -180,91 +153,18 @@ public final class ClientSession implements Runnable {
                 + (b.capacity() >> 20) + " MB for the requests all sessions of this site buffer)");
     }
 
-    // ------------------------------------------------------------------ startup and authentication
+    // ------------------------------------------------------------------ startup
 
+    /** The startup ({@link SessionStartup}), then AuthenticationOk, the replica's parameters and our BackendKeyData. */
     private boolean startup() throws IOException {
-        Map<String, String> params = new LinkedHashMap<>();
-        while (true) {
-            PayloadReader r = new PayloadReader(client.readStartupPacket());
-            int code = r.int32();
-            if (code == 80877103 && tls != null && !encrypted) {   // SSLRequest: 'S', then the handshake on the same socket
-                client.writeRaw('S');
-                client.startTls(tls::accept);
-                encrypted = true;
-                continue;
-            }
-            if (code == 80877103 && encrypted) {
-                sendFatal(PgError.fatal("08P01", "SSLRequest inside TLS"));
-                return false;
-            }
-            if (code == 80877103 || code == 80877104) {   // SSLRequest without TLS configured, GSSENCRequest: not offered
-                client.writeRaw('N');
-                client.flush();
-                continue;
-            }
-            if (code == 80877102) {   // CancelRequest
-                ctx.cancels().cancel(r.int32(), r.int32());
-                return false;
-            }
-            if (code >> 16 != 3) {
-                sendFatal(PgError.fatal("0A000", "unsupported frontend protocol " + (code >> 16) + "." + (code & 0xffff) + ": wanrep speaks 3.0"));
-                return false;
-            }
-            while (r.remaining() > 1) {
-                String name = r.cstring();
-                if (name.isEmpty()) break;
-                params.put(name, r.cstring());
-            }
-            break;
-        }
-        String user = params.get("user");
-        if (user == null) {
-            sendFatal(PgError.fatal("28000", "no PostgreSQL user name specified in startup packet"));
-            return false;
-        }
-        database = params.getOrDefault("database", user);
-        if (requireTls && !encrypted) {
-            // as a pg_hba.conf with hostssl lines only: the same class and wording as PostgreSQL's refusal
-            sendFatal(PgError.fatal("28000", "no pg_hba.conf entry for host \"" + client.socket().getInetAddress().getHostAddress()
-                    + "\", user \"" + user + "\", database \"" + database + "\", no encryption (wanrep: proxy.tls.require is on; connect with sslmode=require or stronger)"));
-            return false;
-        }
-        if (certificateNamesUser && encrypted && !user.equals(org.wanrep.tls.TlsContext.peerCommonName(client.tlsSession()))) {
-            sendFatal(PgError.fatal("28000", "certificate validation (clientcert=verify-full) failed for user \"" + user + "\": CN mismatch"));
-            return false;
-        }
-        if (params.containsKey("replication") && !params.get("replication").equals("false")) {
-            sendFatal(PgError.fatal("0A000", "wanrep does not accept replication connections; connect to the replica directly"));
-            return false;
-        }
-        // as PostgreSQL does, a client past the limit is told so after its startup packet (a cancel still gets through)
-        if (!ctx.sessions().tryEnter()) {
-            sendFatal(PgError.fatal("53300", "sorry, too many clients already"));
-            return false;
-        }
-        admitted = true;
-        if (!authenticate(user)) return false;
-        if (!ctx.limits().tryEnterUser(user)) {
-            sendFatal(PgError.fatal("53300", "too many connections for role \"" + user + "\""));
-            return false;
-        }
-        countedUser = user;
-        // the backend logs in as the client's role, or as the replica user for every client
-        org.wanrep.backend.BackendTarget as = clientRoles ? ctx.backend().as(user, replicaPassword(ctx.users().find(user))) : ctx.backend();
-        role = clientRoles ? user : null;
-        sessionSettings = new SessionSettings(as.user());
-        sessionUser = user;
-        Map<String, String> forward = new LinkedHashMap<>(params);
-        forward.remove("user");
-        forward.remove("database");
-        forward.remove("replication");
-        try {
-            transfersAtOpen = ctx.engine().transfers();
-            backend = BackendConnection.open(as, database, forward);
-        } catch (BackendException e) {
-            sendFatal(e.error());
-            return false;
-        }
+        SessionStartup.Opened o = startup.open();
+        if (o == null) return false;
+        sessionUser = o.user();
+        database = o.database();
+        role = o.role();
+        sessionSettings = o.settings();
+        transfersAtOpen = o.transfersAtOpen();
+        backend = o.backend();
         client.write(Messages.AUTH_OK);
         for (Map.Entry<String, String> p : backend.parameters().entrySet()) client.write(Messages.parameterStatus(p.getKey(), p.getValue()));
         key = ctx.cancels().register(this);
@@ -273,85 +173,6 @@ public final class ClientSession implements Runnable {
         client.flush();
         refreshSettings();
         return true;
-    }
-
-    /** The user this session authenticated as. */
-    private String sessionUser;
-
-    private boolean authenticate(String user) throws IOException {
-        UserDirectory.User u = ctx.users().find(user);
-        PgError denied = PgError.fatal("28P01", "password authentication failed for user \"" + user + "\"");
-        // an unknown name goes through the same exchange and gets the same answer as a wrong password
-        if (u == null) u = ctx.users().mock(user);
-        switch (u.method()) {
-            case TRUST -> { return true; }
-            case MD5 -> {
-                byte[] salt = new byte[4];
-                RANDOM.nextBytes(salt);
-                client.write(new org.wanrep.wire.PayloadWriter().int32(5).bytes(salt).message('R'));
-                client.flush();
-                WireMessage p = client.read();
-                String answer = p.kind() == 'p' ? new PayloadReader(p.payload()).cstring() : "";
-                if (!answer.equals(md5(u.secret(), user, salt)) | u.mock()) {   // not short-circuited: the same work either way
-                    sendFatal(denied);
-                    return false;
-                }
-                return true;
-            }
-            case SCRAM -> {
-                ScramServerExchange x = new ScramServerExchange(u.verifier());
-                client.write(Messages.authSasl("SCRAM-SHA-256"));
-                client.flush();
-                WireMessage first = client.read();
-                if (first.kind() != 'p') throw new ProtocolException("expected SASLInitialResponse");
-                PayloadReader r = new PayloadReader(first.payload());
-                String mech = r.cstring();
-                int len = r.int32();
-                if (!mech.equals("SCRAM-SHA-256") || len < 0) {
-                    sendFatal(PgError.fatal("28000", "wanrep offers SCRAM-SHA-256 only, not " + mech));
-                    return false;
-                }
-                try {
-                    client.write(Messages.authSaslContinue(x.serverFirst(new String(r.bytes(len), StandardCharsets.UTF_8)).getBytes(StandardCharsets.UTF_8)));
-                } catch (com.ongres.scram.common.exception.ScramParseException e) {
-                    sendFatal(PgError.fatal("08P01", "malformed SCRAM message: " + e.getMessage()));
-                    return false;
-                }
-                client.flush();
-                WireMessage fin = client.read();
-                String ok = fin.kind() == 'p' ? x.serverFinal(new String(fin.payload(), StandardCharsets.UTF_8)) : null;
-                if (ok == null || u.mock()) {
-                    sendFatal(denied);
-                    return false;
-                }
-                client.write(Messages.authSaslFinal(ok.getBytes(StandardCharsets.UTF_8)));
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /**
-     * The password the proxy logs in to the replica with as this user: the one in the users setting
-     * (the same role password at the replica), none for trust users or a SCRAM verifier (then the
-     * replica must trust the proxy's connections, e.g. its local socket).
-     */
-    public static String replicaPassword(UserDirectory.User u) {
-        if (u == null || u.secret() == null || u.secret().startsWith("SCRAM-SHA-256$")) return "";
-        return u.secret();
-    }
-
-    static String md5(String password, String user, byte[] salt) {
-        try {
-            java.security.MessageDigest md = java.security.MessageDigest.getInstance("MD5");
-            String inner = java.util.HexFormat.of().formatHex(md.digest((password + user).getBytes(StandardCharsets.UTF_8)));
-            md.reset();
-            md.update(inner.getBytes(StandardCharsets.US_ASCII));
-            md.update(salt);
-            return "md5" + java.util.HexFormat.of().formatHex(md.digest());
-        } catch (java.security.NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
     }
 
     // ------------------------------------------------------------------ requests
@@ -449,11 +270,11 @@ public final class ClientSession implements Runnable {
             }
         }
         boolean executes = unit.stream().anyMatch(m -> m.kind() == 'Q' || m.kind() == 'E');
-        List<String> texts = executes ? statementTexts(unit) : List.of();
+        List<String> texts = executes ? statements.texts(unit) : List.of();
         UnitAnalysis a = executes ? ctx.classifiers().forDatabase(database).analyze(texts) : UnitAnalysis.local();
         if ((a.route() == Route.UPDATE || ctx.lockedQueries()) && !a.tables().all() && unit.stream().anyMatch(m -> m.kind() == 'B')) {
             // a prepared statement's rows show in the values bound to it: row locks instead of its tables
-            UnitAnalysis bound = ctx.classifiers().forDatabase(database).analyze(statementTexts(unit, true));
+            UnitAnalysis bound = ctx.classifiers().forDatabase(database).analyze(statements.texts(unit, true));
             if (bound.route() == a.route()) a = bound;
         }
         // paused, cut off or failed: this replica may be stale, so it answers nothing from it (session commands
@@ -470,7 +291,7 @@ public final class ClientSession implements Runnable {
         }
         // a temporary relation exists in this session at this site only: no other site can run what names it
         String temp = null;
-        if (writeSets == null) {   // a write-set policy ships what the executor wrote, temporary tables aside
+        if (ctx.writeSets() == null) {   // a write-set policy ships what the executor wrote, temporary tables aside
             temp = org.wanrep.sql.TempRelations.mentioned(texts, tempRelations);
             for (String t : texts) tempRelations.addAll(org.wanrep.sql.TempRelations.created(t));
         }
@@ -506,7 +327,7 @@ public final class ClientSession implements Runnable {
                         block = InteractiveBlock.beginPlain(ctx.engine(), blockSession, database, before, snapshot, unit);
                     } else {
                         relay(unit);
-                        if (backend.status() != 'I') block = InteractiveBlock.begin(ctx.engine(), blockSession, database, before, snapshot, statementTexts(unit), a.tables());
+                        if (backend.status() != 'I') block = InteractiveBlock.begin(ctx.engine(), blockSession, database, before, snapshot, statements.texts(unit), a.tables());
                     }
                     if (block != null && block.certifying()) block.ranUnreadCode(ctx.classifiers().forDatabase(database).mayRunUnreadCode(texts, a.tables()));
                 }
@@ -570,15 +391,19 @@ public final class ClientSession implements Runnable {
             replyError(unit, refused);
             return;
         }
-        if (isCopyFromStdin(unit)) {
-            unit = collectCopyData(unit);
-            if (unit == null) return;
+        if (CopyFromClient.isFromStdin(unit)) {
+            CopyFromClient.Gathered g = copy.gather(backend, unit);
+            if (g.refused() != null) {
+                replyError(unit, g.refused());
+                return;
+            }
+            unit = g.request();
         }
         long ts = nowMicros();
         long seed = RANDOM.nextLong() | 1;   // always: a function body may call random() where the classifier cannot see it
         List<WireMessage> local = unit;
-        TxnRequest r = new TxnRequest(ctx.engine().nextId(), TxnRequest.Kind.AUTOCOMMIT, a.tables().inSession(sessionOrderKey()), database,
-                selfContained(local, new HashSet<>()), ts, seed, settings);
+        TxnRequest r = new TxnRequest(ctx.engine().nextId(), TxnRequest.Kind.AUTOCOMMIT, a.tables().inSession(orderKey()), database,
+                statements.selfContained(local, new HashSet<>()), ts, seed, settings);
         r = a.catalogChange() ? r.changingCatalog() : r.shippingWriteSet();   // DML: a write-set policy may run it at one site
         int inserted = r.messages().size() - local.size();
         WireTxnExecutor.OriginWork w = new WireTxnExecutor.OriginWork(backend, local);
@@ -594,7 +419,7 @@ public final class ClientSession implements Runnable {
             Thread.currentThread().interrupt();
             throw new EOFException("interrupted");
         }
-        noteStatements(local);
+        statements.note(local);
         List<WireMessage> replies;
         PgError commitError;
         if (t.applied() != null) {
@@ -627,13 +452,13 @@ public final class ClientSession implements Runnable {
         if (a.catalogChange()) ctx.classifiers().catalogChanged(database);
     }
 
+    /** This session's row in {@link TableSet#SESSION}: its site and backend key (a reused key only serializes more). */
+    String orderKey() { return ctx.site() + "/" + (key == null ? 0 : key.pid()); }
+
     /**
      * A request another site executed never ran on the client's backend: the named statements it
      * parsed or closed must still exist (or not) there for the client's next requests.
      */
-    /** This session's row in {@link TableSet#SESSION}: its site and backend key (a reused key only serializes more). */
-    private String sessionOrderKey() { return ctx.site() + "/" + (key == null ? 0 : key.pid()); }
-
     private void keepStatementState(List<WireMessage> unit) throws IOException {
         List<WireMessage> ms = new ArrayList<>();
         for (WireMessage m : unit)
@@ -693,110 +518,13 @@ public final class ClientSession implements Runnable {
     // ------------------------------------------------------------------ interactive blocks
 
     /**
-     * What a block ({@link InteractiveBlock}, which owns its protocol: log, exclusive lock, certification, commit,
-     * release) needs of this session: the client's backend and the client.
-     */
-    private final class BlockSession implements InteractiveBlock.Session {
-        @Override public char status() { return backend.status(); }
-        @Override public PgError run(String sql) throws IOException { return backend.run(sql); }
-        @Override public PgError runCollecting(String sql, java.util.function.Consumer<List<String>> rows) throws IOException {
-            return ClientSession.this.runCollecting(sql, rows);
-        }
-        @Override public List<InteractiveBlock.Ran> runEach(List<String> queries) throws IOException {
-            for (String q : queries) backend.send(WireMessage.query(q));
-            backend.flush();
-            List<InteractiveBlock.Ran> out = new ArrayList<>();
-            List<String> tags = new ArrayList<>();
-            PgError err = null;
-            while (out.size() < queries.size()) {
-                WireMessage m = backend.read();
-                if (m.kind() == 'C') tags.add(Messages.commandTag(m));
-                if (m.kind() == 'E' && err == null) err = PgError.parse(m);
-                if (m.kind() == 'Z') {
-                    out.add(new InteractiveBlock.Ran(List.copyOf(tags), err));
-                    tags.clear();
-                    err = null;
-                }
-            }
-            return out;
-        }
-        @Override public InteractiveBlock.Relayed relay(List<WireMessage> unit, List<WireMessage> buffer) throws IOException {
-            Relay r = ClientSession.this.relay(unit, buffer, null, null);
-            return new InteractiveBlock.Relayed(r.sent, r.error, r.lastTag);
-        }
-        @Override public InteractiveBlock.Relayed relayAfter(String sql, java.util.function.Consumer<List<String>> rows, List<WireMessage> unit)
-                throws IOException {
-            Relay r = ClientSession.this.relay(unit, null, sql, rows);
-            return new InteractiveBlock.Relayed(r.sent, r.error, r.lastTag);
-        }
-        @Override public void toClient(List<WireMessage> messages) throws IOException { for (WireMessage m : messages) client.write(m); }
-        @Override public void replyError(List<WireMessage> unit, PgError e) throws IOException { ClientSession.this.replyError(unit, e); }
-        @Override public void answerUnrelayed(List<WireMessage> unit, PgError e) throws IOException { ClientSession.this.answerUnrelayed(unit, e); }
-        @Override public List<WireMessage> selfContained(List<WireMessage> messages, Set<String> defined) {
-            return ClientSession.this.selfContained(messages, defined);
-        }
-        @Override public String timeAndSeedSql(long timestampMicros, long seed) {
-            return "pg_catalog.set_config('" + TimeRewriting.SETTING + "', '" + TimeRewriting.format(timestampMicros) + "', true), "
-                    + "pg_catalog.setseed(" + WireTxnExecutor.seedValue(seed) + ")";
-        }
-        @Override public void ensurePositionTable() { org.wanrep.exec.ReplicaPosition.ensure(ctx.backend(), database); }
-        @Override public void catalogChanged() { ctx.classifiers().catalogChanged(database); }
-        @Override public String site() { return ctx.site(); }
-        @Override public String orderKey() { return sessionOrderKey(); }
-        @Override public boolean advancesSequence(TableSet tables) { return ctx.classifiers().forDatabase(database).advancesSequence(tables); }
-        @Override public String sequenceStatesSql() { return org.wanrep.exec.WriteSetSql.sequenceStates(TableSet.allTables()); }
-        @Override public void putBackSequences(String setvals) throws IOException {
-            String sql = "SELECT " + setvals;
-            try {
-                if (backend.status() == 'I' || backend.status() == 'T') {
-                    PgError e = backend.run(sql);
-                    if (e == null) return;
-                    LOG.debug("sequences not set back on the session's backend ({}): as the replica's user", e);
-                }
-            } catch (IOException | RuntimeException x) {
-                LOG.debug("sequences not set back on the session's backend ({}): as the replica's user", x.toString());
-            }
-            try (java.sql.Connection c = ctx.backend().jdbc(database, "wanrep-sequences"); java.sql.Statement st = c.createStatement()) {
-                st.execute(sql);
-            } catch (java.sql.SQLException x) {
-                throw new IOException("setting back sequences failed: " + x.getMessage(), x);
-            }
-        }
-        @Override public InteractiveBlock.WriteSets writeSets() { return writeSets; }
-        @Override public InteractiveBlock.PreparedWriteSets preparedWriteSets() {
-            org.wanrep.exec.WriteSetChannel c = ctx.preparedWriteSets();
-            if (c == null) return null;
-            String db = database;
-            return new InteractiveBlock.PreparedWriteSets() {
-                @Override public boolean capturesNow() { return c.capturesPreparedNow(db); }
-                @Override public CompletableFuture<org.wanrep.writeset.WriteSet> prepared(String gid) { return c.preparedWriteSet(db, gid); }
-            };
-        }
-    }
-
-    /** This site's write-set shipping as a block sees it (null under symmetric execution). */
-    private final class BlockWriteSets implements InteractiveBlock.WriteSets {
-        @Override public void capture() { ctx.writeSets().capture(database); }
-        @Override public String tagAndCheckSql(String tag) {
-            return org.wanrep.exec.WriteSetSql.tag(tag) + "; " + checkSql();
-        }
-        @Override public String checkSql() { return org.wanrep.exec.WriteSetSql.checkAndSequences(TableSet.allTables()); }
-        @Override public CompletableFuture<org.wanrep.writeset.WriteSet> captured(String tag) { return ctx.writeSets().captured(database, tag); }
-    }
-
-    /**
      * Answers the client's COMMIT with an error without relaying it: the named statements it parses or
      * closes (pgjdbc names its COMMIT after a few uses) must still exist, or not, on the backend.
      */
-    private void answerUnrelayed(List<WireMessage> unit, PgError e) throws IOException {
+    void answerUnrelayed(List<WireMessage> unit, PgError e) throws IOException {
         keepStatementState(unit);
-        noteStatements(unit);
+        statements.note(unit);
         replyError(unit, e);
-    }
-
-    /** Runs {@code sql} on the backend (not relayed), handing every data row to {@code rows}; returns its first error. */
-    private PgError runCollecting(String sql, java.util.function.Consumer<List<String>> rows) throws IOException {
-        return backend.runCollecting(sql, rows);
     }
 
     /** wanrep's own commands ({@link OwnCommands}), as a simple Query. */
@@ -805,92 +533,62 @@ public final class ClientSession implements Runnable {
         try {
             a = OwnCommands.answer(sql, ctx, sessionUser);
         } catch (IllegalArgumentException | IllegalStateException e) {   // e.g. a log range this site does not hold
-            client.write(ownCommandError(e).toMessage());
+            client.write(OwnCommands.refusal(e).toMessage());
             client.write(Messages.readyForQuery(backend.status()));
             return true;
         }
         if (a == null) return false;
-        if (a.columns() != null) {
-            client.write(Messages.rowDescription(a.columns()));
-            for (List<String> row : a.rows()) client.write(Messages.dataRow(row));
-        }
-        client.write(Messages.commandComplete(a.tag()));
-        client.write(Messages.readyForQuery(backend.status()));
+        toClient(OwnCommands.queryReplies(a, backend.status()));
         return true;
-    }
-
-    /** A refused own command: not the replica user (42501), or not possible at this site now (55000). */
-    private static PgError ownCommandError(RuntimeException e) {
-        return PgError.error(e instanceof IllegalArgumentException ? "42501" : "55000", e.getMessage());
     }
 
     /** The same commands through the extended protocol (as pgjdbc sends them): answered message by message. */
     private boolean answerOwnCommandExtended(List<WireMessage> unit) throws IOException {
-        String text = null;
-        for (WireMessage m : unit) {
-            if (m.kind() == 'P') {
-                if (!OwnCommands.matches(Messages.parseQuery(m)) || !Messages.parseName(m).isEmpty()) return false;
-                text = Messages.parseQuery(m);
-            } else if (m.kind() == 'B' && !Messages.bindNames(m)[1].isEmpty()) return false;
-            else if (m.kind() != 'B' && m.kind() != 'D' && m.kind() != 'E' && m.kind() != 'S') return false;
-        }
+        String text = OwnCommands.extendedCommand(unit);
         if (text == null) return false;
         OwnCommands.Answer a;
         try {
             a = OwnCommands.answer(text, ctx, sessionUser);
         } catch (IllegalArgumentException | IllegalStateException e) {   // refused: an error, and the session goes on
-            replyError(unit, ownCommandError(e));
+            replyError(unit, OwnCommands.refusal(e));
             return true;
         }
         if (a == null) return false;   // not ours after all (e.g. fault injection is off): PostgreSQL answers it
-        for (WireMessage m : unit) {
-            switch (m.kind()) {
-                case 'P' -> client.write(WireMessage.of('1', new byte[0]));
-                case 'B' -> client.write(WireMessage.of('2', new byte[0]));
-                case 'D' -> {
-                    if (Messages.describeTarget(m).isStatement()) client.write(new org.wanrep.wire.PayloadWriter().int16(0).message('t'));
-                    client.write(a.columns() == null ? WireMessage.of('n', new byte[0]) : Messages.rowDescription(a.columns()));
-                }
-                case 'E' -> {
-                    for (List<String> row : a.rows()) client.write(Messages.dataRow(row));
-                    client.write(Messages.commandComplete(a.tag()));
-                }
-                case 'S' -> client.write(Messages.readyForQuery(backend.status()));
-                default -> { }
-            }
-        }
+        toClient(OwnCommands.extendedReplies(unit, a, backend.status()));
         return true;
     }
 
+    void toClient(List<WireMessage> messages) throws IOException { for (WireMessage m : messages) client.write(m); }
 
     // ------------------------------------------------------------------ relaying
 
     /** Sends a request to the backend and relays every answer to the client (COPY IN data included). */
-    private Relay relay(List<WireMessage> unit) throws IOException { return relay(unit, null, null, null); }
+    private void relay(List<WireMessage> unit) throws IOException { relay(unit, null, null, null); }
 
-    private Relay relay(List<WireMessage> unit, List<WireMessage> buffer) throws IOException { return relay(unit, buffer, null, null); }
-
-    /** Sends a request to the backend and its answers to the client, or into {@code buffer} if given. */
     /**
-     * Relays {@code unit}; {@code ours}, if not null, is a query of ours sent just before it (one round trip), whose
-     * rows go to {@code rows} and whose answers the client never sees (a failure of it is logged: the request then
-     * fails on the failed block, as PostgreSQL answers).
+     * Sends a request to the backend and its answers to the client, or into {@code buffer} if given; {@code ours}, if
+     * not null, is a query of ours sent just before it (one round trip), whose rows go to {@code rows} and whose answers
+     * the client never sees (a failure of it is logged: the request then fails on the failed block, as PostgreSQL
+     * answers). Returns what was sent (COPY data included), the first error and the last command tag.
      */
-    private Relay relay(List<WireMessage> unit, List<WireMessage> buffer, String ours, java.util.function.Consumer<List<String>> rows) throws IOException {
-        Relay r = new Relay();
+    InteractiveBlock.Relayed relay(List<WireMessage> unit, List<WireMessage> buffer, String ours, java.util.function.Consumer<List<String>> rows)
+            throws IOException {
+        List<WireMessage> sent = new ArrayList<>();
+        PgError error = null;
+        String lastTag = null;
         relaying = true;
         try {
             if (ours != null) backend.send(WireMessage.query(ours));
             for (WireMessage m : unit) {
                 backend.send(m);
-                r.sent.add(m);
+                sent.add(m);
             }
             // a request cut short by a Query (no Sync or Flush of its own): PostgreSQL would hold its answers back
             // while we wait for them
             char end = last(unit).kind();
             if (end != 'S' && end != 'H' && end != 'Q') backend.send(Messages.FLUSH);
             backend.flush();
-            noteStatements(unit);
+            statements.note(unit);
             if (ours != null) {   // its answers come first
                 while (true) {
                     WireMessage m = backend.read();
@@ -902,141 +600,29 @@ public final class ClientSession implements Runnable {
             while (!backend.tracker().idle()) {
                 if (backend.tracker().awaitingCopyData()) {
                     client.flush();
-                    copyIn(r);
+                    copy.relay(backend, sent);
                     continue;
                 }
                 WireMessage m = backend.read();
-                if (m.kind() == 'E' && r.error == null) {
-                    r.error = PgError.parse(m);
+                if (m.kind() == 'E' && error == null) {
+                    error = PgError.parse(m);
                     if (block != null) {   // the bound on a certifying block's lock waits is answered as a serialization failure
-                        PgError e = block.lockWaitError(r.error);
-                        if (e != r.error) m = (r.error = e).toMessage();
+                        PgError e = block.lockWaitError(error);
+                        if (e != error) m = (error = e).toMessage();
                     }
                 }
-                if (m.kind() == 'C') r.lastTag = Messages.commandTag(m);
+                if (m.kind() == 'C') lastTag = Messages.commandTag(m);
                 if (buffer != null) buffer.add(m);
                 else client.write(m);
             }
         } finally {
             relaying = false;
         }
-        return r;
-    }
-
-    private void copyIn(Relay r) throws IOException {
-        while (true) {
-            WireMessage m;
-            try {
-                m = client.read();
-            } catch (WireStream.OverBudgetException e) {
-                // no room for the data: the backend's COPY fails (its error reaches the client), the rest is dropped
-                WireMessage fail = Messages.copyFail("wanrep: out of memory: " + e.getMessage() + " (SQLSTATE 53200)");
-                backend.send(fail);
-                backend.flush();
-                r.sent.add(fail);
-                drainCopy();
-                return;
-            }
-            switch (m.kind()) {
-                case 'd', 'c', 'f', 'H', 'S' -> {
-                    backend.send(m);
-                    r.sent.add(m);
-                    if (m.kind() == 'c' || m.kind() == 'f') {
-                        backend.flush();
-                        return;
-                    }
-                }
-                case 'X' -> throw new EOFException("client terminated during COPY");
-                default -> throw new ProtocolException("unexpected message type '" + m.kind() + "' during COPY from stdin");
-            }
-        }
-    }
-
-    private static boolean isCopyFromStdin(List<WireMessage> unit) {
-        if (unit.size() != 1 || unit.get(0).kind() != 'Q') return false;
-        String text = unit.get(0).queryText();
-        int i = 0;
-        while (i < text.length() && Character.isWhitespace(text.charAt(i))) i++;
-        // the regular expression only for texts that begin with COPY (it scanned every request's whole text)
-        return text.regionMatches(true, i, "copy", 0, 4) && COPY_FROM_STDIN.matcher(text).matches();
-    }
-
-    private static final java.util.regex.Pattern COPY_FROM_STDIN = java.util.regex.Pattern.compile("(?is)\\s*copy\\b.*\\bfrom\\s+stdin\\b.*");
-
-    /**
-     * An autocommit COPY FROM STDIN must carry its data in the request: ask the backend for the
-     * CopyInResponse (then abandon that attempt), pass it to the client and gather the data.
-     */
-    private List<WireMessage> collectCopyData(List<WireMessage> unit) throws IOException {
-        backend.run("BEGIN");
-        backend.send(unit.get(0));
-        backend.flush();
-        WireMessage g = null;
-        PgError err = null;
-        while (!backend.tracker().idle()) {
-            if (backend.tracker().awaitingCopyData()) {
-                backend.send(Messages.copyFail("wanrep: probing COPY"));
-                backend.flush();
-                continue;
-            }
-            WireMessage m = backend.read();
-            if (m.kind() == 'G') g = m;
-            if (m.kind() == 'E' && g == null && err == null) err = PgError.parse(m);
-        }
-        backend.run("ROLLBACK");
-        if (g == null) {
-            replyError(unit, err != null ? err : PgError.error("XX000", "wanrep: COPY did not start"));
-            return null;
-        }
-        client.write(g);
-        client.flush();
-        List<WireMessage> withData = new ArrayList<>(unit);
-        while (true) {
-            WireMessage m;
-            try {
-                m = client.read();
-            } catch (WireStream.OverBudgetException e) {
-                // the data must be whole before it is ordered: no room for it, so the COPY is refused
-                withData = null;
-                share.settle(retainedBytes());
-                drainCopy();
-                replyError(unit, outOfMemory(e));
-                return null;
-            }
-            if (m.kind() == 'd') withData.add(m);
-            else if (m.kind() == 'c') {
-                withData.add(m);
-                return withData;
-            } else if (m.kind() == 'f') {
-                replyError(unit, PgError.error("57014", "COPY from stdin failed: " + new PayloadReader(m.payload()).cstring()));
-                return null;
-            } else if (m.kind() == 'H' || m.kind() == 'S') {
-                // ignored during COPY, as PostgreSQL does
-            } else throw new ProtocolException("unexpected message type '" + m.kind() + "' during COPY from stdin");
-        }
-    }
-
-    /** Reads and drops the client's COPY data up to its CopyDone or CopyFail. */
-    private void drainCopy() throws IOException {
-        while (true) {
-            WireMessage m;
-            try {
-                m = client.read();
-            } catch (WireStream.OverBudgetException e) {
-                continue;
-            }
-            share.settle(retainedBytes());
-            switch (m.kind()) {
-                case 'c', 'f' -> { return; }
-                case 'd', 'H', 'S' -> { }
-                case 'X' -> throw new EOFException("client terminated during COPY");
-                default -> throw new ProtocolException("unexpected message type '" + m.kind() + "' during COPY from stdin");
-            }
-        }
+        return new InteractiveBlock.Relayed(sent, error, lastTag);
     }
 
     /** Our own error for a request: ErrorResponse, then ReadyForQuery at its Sync. */
-    private void replyError(List<WireMessage> unit, PgError e) throws IOException {
+    void replyError(List<WireMessage> unit, PgError e) throws IOException {
         client.write(e.toMessage());
         char k = last(unit).kind();
         if (k == 'S' || k == 'Q') client.write(Messages.readyForQuery(backend.status()));
@@ -1044,103 +630,6 @@ public final class ClientSession implements Runnable {
     }
 
     // ------------------------------------------------------------------ statements and settings
-
-    /** The SQL texts a request executes: Query texts, and the statements its Executes run. */
-    private List<String> statementTexts(List<WireMessage> unit) { return statementTexts(unit, false); }
-
-    /**
-     * With {@code boundValues}, each Execute's text has the values its Bind gave the parameters
-     * inlined where {@link BoundParameters} can do so with certainty, so that the classifier sees the
-     * rows a prepared update touches (for the lock set only: execution still sends Parse and Bind).
-     * The lock set is derived here, at the origin, and travels with the request.
-     */
-    private List<String> statementTexts(List<WireMessage> unit, boolean boundValues) {
-        List<String> texts = new ArrayList<>();
-        Map<String, String> parsedHere = new HashMap<>();
-        Map<String, WireMessage> parseHere = new HashMap<>();
-        Map<String, String> portals = new HashMap<>();
-        for (WireMessage m : unit) {
-            switch (m.kind()) {
-                case 'Q' -> texts.add(m.queryText());
-                case 'P' -> {
-                    parsedHere.put(Messages.parseName(m), Messages.parseQuery(m));
-                    parseHere.put(Messages.parseName(m), m);
-                }
-                case 'B' -> {
-                    String[] names = Messages.bindNames(m);
-                    String text = parsedHere.get(names[1]);
-                    WireMessage parse = parseHere.get(names[1]);
-                    if (text == null) {
-                        text = statementSql.get(names[1]);
-                        parse = statements.get(names[1]);
-                    }
-                    if (boundValues && text != null && parse != null && text.indexOf('$') >= 0) {
-                        Messages.BoundValues v = Messages.bindValues(m);
-                        String inlined = BoundParameters.inline(text, v.values(), v.formats(), Messages.parseParameterTypes(parse));
-                        if (inlined != null) text = inlined;
-                    }
-                    portals.put(names[0], text);
-                }
-                case 'E' -> {
-                    String portal = new PayloadReader(m.payload()).cstring();
-                    String text = portals.get(portal);
-                    // an Execute of a portal bound earlier (a cursor): unknown here, so every table
-                    texts.add(text != null ? text : "/* unknown portal */ LOCK ALL");
-                }
-                default -> { }
-            }
-        }
-        return texts;
-    }
-
-    /** Prefixes the Parse of every named statement a request uses but does not define. */
-    private List<WireMessage> selfContained(List<WireMessage> ms, Set<String> defined) {
-        // the Parse of every named statement used but defined before this request goes first: the same
-        // as parsing it just before its use (the unit cannot use a name it closes first), and a site that
-        // executes for us returns their ParseCompletes first, where we can drop them
-        List<WireMessage> prefix = new ArrayList<>(), body = new ArrayList<>(ms.size());
-        for (WireMessage m : ms) {
-            String needs = null;
-            if (m.kind() == 'P') defined.add(Messages.parseName(m));
-            else if (m.kind() == 'B') needs = Messages.bindNames(m)[1];
-            else if (m.kind() == 'D' && Messages.describeTarget(m).isStatement()) needs = Messages.describeTarget(m).name();
-            else if (m.kind() == 'C' && Messages.closeTarget(m).isStatement()) defined.remove(Messages.closeTarget(m).name());
-            if (needs != null && !needs.isEmpty() && !defined.contains(needs) && statements.containsKey(needs)) {
-                prefix.add(statements.get(needs));
-                defined.add(needs);
-            }
-            body.add(m);
-        }
-        if (prefix.isEmpty()) return body;
-        prefix.addAll(body);
-        return prefix;
-    }
-
-    /** Keeps the registry of named statements current with what was sent. */
-    private void noteStatements(List<WireMessage> unit) {
-        for (WireMessage m : unit) {
-            if (m.kind() == 'P') {
-                String name = Messages.parseName(m);
-                if (!name.isEmpty()) {
-                    WireMessage old = statements.put(name, m);
-                    // twice: the message and its decoded text in statementSql
-                    statementBytes += 2L * (m.payload().length - (old == null ? 0 : old.payload().length));
-                    statementSql.put(name, Messages.parseQuery(m));
-                }
-            } else if (m.kind() == 'C' && Messages.closeTarget(m).isStatement()) {
-                String name = Messages.closeTarget(m).name();
-                WireMessage old = statements.remove(name);
-                if (old != null) statementBytes -= 2L * old.payload().length;
-                statementSql.remove(name);
-            } else if (m.kind() == 'Q') {
-                if (SessionCommands.discardsStatements(m.queryText())) {
-                    statements.clear();
-                    statementSql.clear();
-                    statementBytes = 0;
-                }
-            }
-        }
-    }
 
     /** After a request: reads the settings again if it may have changed them (see {@link SessionSettings}). */
     private void maybeRefreshSettings(List<String> texts) throws IOException {
@@ -1165,7 +654,7 @@ public final class ClientSession implements Runnable {
     /** An update this session's state forbids (a read-only default, another role): refused before ordering. */
     private PgError updateRefusal(List<WireMessage> unit) throws IOException {
         refreshSettings();
-        return sessionSettings.refusal(statementTexts(unit));
+        return sessionSettings.refusal(statements.texts(unit));
     }
 
     // ------------------------------------------------------------------ cancel and cleanup
@@ -1176,24 +665,24 @@ public final class ClientSession implements Runnable {
         if (b != null && relaying) Thread.ofVirtual().start(b::cancel);
     }
 
-    private void sendFatal(PgError e) {
-        try {
-            client.write(new PgError("FATAL", e.sqlState(), e.message(), e.detail(), e.hint()).toMessage());
-            client.flush();
-        } catch (IOException ignored) {
-            // the client is gone
-        }
-    }
+    private void sendFatal(PgError e) { SessionStartup.sendFatal(client, e); }
 
     private void cleanup() {
         if (block != null) block.abandon();
         ctx.cancels().unregister(key);
         if (backend != null) backend.close();
         client.close();
-        if (admitted) ctx.sessions().leave();
-        if (countedUser != null) ctx.limits().leaveUser(countedUser);
+        startup.release();
         share.settle(0);
     }
+
+    // ------------------------------------------------------------------ what a block sees (BlockSession)
+
+    BackendConnection backend() { return backend; }
+
+    String database() { return database; }
+
+    NamedStatements statements() { return statements; }
 
     private static WireMessage last(List<WireMessage> unit) { return unit.get(unit.size() - 1); }
 

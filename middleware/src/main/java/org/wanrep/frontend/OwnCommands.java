@@ -2,6 +2,8 @@ package org.wanrep.frontend;
 
 import org.wanrep.txn.PhaseStats;
 import org.wanrep.txn.ReplicationEngine;
+import org.wanrep.wire.Messages;
+import org.wanrep.wire.WireMessage;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -201,6 +203,61 @@ final class OwnCommands {
         if (SITES_CHANGE.matcher(sql).matches() || ISOLATE.matcher(sql).matches() || LOG_RANGE.matcher(sql).matches() || SNAPSHOT.matcher(sql).matches()) return true;
         Matcher m = COMMAND.matcher(sql);
         return m.matches() && !(m.group(1).equalsIgnoreCase("reset") && !m.group(2).equalsIgnoreCase("phases"));
+    }
+
+    /** A refused command: not the replica user (42501), or not possible at this site now (55000). */
+    static org.wanrep.wire.PgError refusal(RuntimeException e) {
+        return org.wanrep.wire.PgError.error(e instanceof IllegalArgumentException ? "42501" : "55000", e.getMessage());
+    }
+
+    /** A simple Query's answer: RowDescription and DataRows if it has columns, CommandComplete, ReadyForQuery({@code status}). */
+    static List<WireMessage> queryReplies(Answer a, char status) {
+        List<WireMessage> out = new ArrayList<>();
+        if (a.columns() != null) {
+            out.add(Messages.rowDescription(a.columns()));
+            for (List<String> row : a.rows()) out.add(Messages.dataRow(row));
+        }
+        out.add(Messages.commandComplete(a.tag()));
+        out.add(Messages.readyForQuery(status));
+        return out;
+    }
+
+    /**
+     * The command an extended-protocol request runs, if it is one of ours on the unnamed statement and portal (as
+     * pgjdbc sends them: Parse, Bind, Describe, Execute, Sync), else null.
+     */
+    static String extendedCommand(List<WireMessage> unit) {
+        String text = null;
+        for (WireMessage m : unit) {
+            if (m.kind() == 'P') {
+                if (!matches(Messages.parseQuery(m)) || !Messages.parseName(m).isEmpty()) return null;
+                text = Messages.parseQuery(m);
+            } else if (m.kind() == 'B' && !Messages.bindNames(m)[1].isEmpty()) return null;
+            else if (m.kind() != 'B' && m.kind() != 'D' && m.kind() != 'E' && m.kind() != 'S') return null;
+        }
+        return text;
+    }
+
+    /** The answer to {@link #extendedCommand}'s request, message by message. */
+    static List<WireMessage> extendedReplies(List<WireMessage> unit, Answer a, char status) {
+        List<WireMessage> out = new ArrayList<>();
+        for (WireMessage m : unit) {
+            switch (m.kind()) {
+                case 'P' -> out.add(WireMessage.of('1', new byte[0]));
+                case 'B' -> out.add(WireMessage.of('2', new byte[0]));
+                case 'D' -> {
+                    if (Messages.describeTarget(m).isStatement()) out.add(new org.wanrep.wire.PayloadWriter().int16(0).message('t'));
+                    out.add(a.columns() == null ? WireMessage.of('n', new byte[0]) : Messages.rowDescription(a.columns()));
+                }
+                case 'E' -> {
+                    for (List<String> row : a.rows()) out.add(Messages.dataRow(row));
+                    out.add(Messages.commandComplete(a.tag()));
+                }
+                case 'S' -> out.add(Messages.readyForQuery(status));
+                default -> { }
+            }
+        }
+        return out;
     }
 
     private static String fmt(double v) { return String.format(Locale.ROOT, "%.3f", v); }

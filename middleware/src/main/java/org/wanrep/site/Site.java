@@ -150,7 +150,7 @@ public final class Site implements AutoCloseable {
         BackendPool pool = new BackendPool(target, c.getInt("pool.size"), Duration.ofMillis(c.getInt("pool.wait_timeout_ms")));
         // requests that other sites' clients sent run here logged in as their roles, with the passwords configured for them
         UserDirectory roleUsers = UserDirectory.parse(c.get("users"));
-        pool.roles(role -> target.as(role, org.wanrep.frontend.ClientSession.replicaPassword(roleUsers.find(role))));
+        pool.roles(role -> target.as(role, org.wanrep.auth.UserDirectory.replicaPassword(roleUsers.find(role))));
         try {
             pool.fill(SERVICE_DATABASE);   // held from the start, whatever else connects to the replica
         } catch (java.io.IOException e) {
