@@ -290,6 +290,29 @@ public final class BackendConnection implements AutoCloseable {
         return err;
     }
 
+    /** What one query of {@link #runEach} did: its CommandComplete tags and its first error (null if none). */
+    public record Ran(List<String> tags, PgError error) {}
+
+    /** Runs several simple queries of the proxy's own in one round trip (pipelined); each one's tags and error, in order. */
+    public List<Ran> runEach(List<String> queries) throws IOException {
+        for (String q : queries) send(WireMessage.query(q));
+        flush();
+        List<Ran> out = new ArrayList<>();
+        List<String> tags = new ArrayList<>();
+        PgError err = null;
+        while (out.size() < queries.size()) {
+            WireMessage m = read();
+            if (m.kind() == 'C') tags.add(Messages.commandTag(m));
+            if (m.kind() == 'E' && err == null) err = PgError.parse(m);
+            if (m.kind() == 'Z') {
+                out.add(new Ran(List.copyOf(tags), err));
+                tags.clear();
+                err = null;
+            }
+        }
+        return out;
+    }
+
     /** Like {@link #run} but also returns the CommandComplete tags. */
     public List<String> runForTags(String sql) throws IOException {
         send(WireMessage.query(sql));

@@ -7,12 +7,10 @@ import org.wanrep.exec.WireTxnExecutor;
 import org.wanrep.lock.TableSet;
 import org.wanrep.sql.TimeRewriting;
 import org.wanrep.txn.InteractiveBlock;
-import org.wanrep.wire.Messages;
 import org.wanrep.wire.PgError;
 import org.wanrep.wire.WireMessage;
 
 import java.io.IOException;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -49,23 +47,7 @@ final class BlockSession implements InteractiveBlock.Session {
     }
 
     @Override public List<InteractiveBlock.Ran> runEach(List<String> queries) throws IOException {
-        BackendConnection backend = backend();
-        for (String q : queries) backend.send(WireMessage.query(q));
-        backend.flush();
-        List<InteractiveBlock.Ran> out = new ArrayList<>();
-        List<String> tags = new ArrayList<>();
-        PgError err = null;
-        while (out.size() < queries.size()) {
-            WireMessage m = backend.read();
-            if (m.kind() == 'C') tags.add(Messages.commandTag(m));
-            if (m.kind() == 'E' && err == null) err = PgError.parse(m);
-            if (m.kind() == 'Z') {
-                out.add(new InteractiveBlock.Ran(List.copyOf(tags), err));
-                tags.clear();
-                err = null;
-            }
-        }
-        return out;
+        return backend().runEach(queries).stream().map(r -> new InteractiveBlock.Ran(r.tags(), r.error())).toList();
     }
 
     @Override public InteractiveBlock.Relayed relay(List<WireMessage> unit, List<WireMessage> buffer) throws IOException {

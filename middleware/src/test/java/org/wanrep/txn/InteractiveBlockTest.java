@@ -93,22 +93,7 @@ class InteractiveBlockTest {
         }
         @Override public List<InteractiveBlock.Ran> runEach(List<String> queries) throws IOException {
             for (String q : queries) beforeRun.accept(q);
-            for (String q : queries) backend.send(WireMessage.query(q));
-            backend.flush();
-            List<InteractiveBlock.Ran> out = new ArrayList<>();
-            List<String> tags = new ArrayList<>();
-            PgError err = null;
-            while (out.size() < queries.size()) {
-                WireMessage m = backend.read();
-                if (m.kind() == 'C') tags.add(Messages.commandTag(m));
-                if (m.kind() == 'E' && err == null) err = PgError.parse(m);
-                if (m.kind() == 'Z') {
-                    out.add(new InteractiveBlock.Ran(List.copyOf(tags), err));
-                    tags.clear();
-                    err = null;
-                }
-            }
-            return out;
+            return backend.runEach(queries).stream().map(r -> new InteractiveBlock.Ran(r.tags(), r.error())).toList();
         }
         @Override public InteractiveBlock.Relayed relay(List<WireMessage> unit, List<WireMessage> buffer) throws IOException {
             beforeRelay.accept(unit.get(0).queryText());
