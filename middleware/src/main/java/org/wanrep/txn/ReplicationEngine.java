@@ -154,6 +154,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     public ReplicationEngine(String site, Delivery delivery, TxnExecutor executor, ExecutionPolicy policy, WriteSetIo writeSetIo) {
         if (!delivery.ordered()) throw new IllegalArgumentException("update transactions need ordered delivery, not " + delivery);
         this.site = site;
+        this.leftover = new LeftoverBlocks(site, this::fail);
         this.delivery = delivery;
         this.executor = executor;
         this.policy = policy;
@@ -164,6 +165,26 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     public interface CatchUpSource {
         /** Up to {@code max} log entries from GSN {@code from} to {@code to} (with the views between), from a member of {@code v}. */
         List<OrderedLog.Entry> fetch(GcsView v, long from, long to, int max) throws Exception;
+
+        /**
+         * Feeds {@code each} the log entries from GSN {@code from} to {@code to} in order, the views between included,
+         * each GSN once; stops where the logs bring nothing new. Returns the GSN after the last one fed.
+         */
+        default long scan(GcsView v, long from, long to, java.util.function.Consumer<OrderedLog.Entry> each) throws Exception {
+            long next = from;
+            while (next <= to) {
+                long before = next;
+                for (OrderedLog.Entry e : fetch(v, next, to, 2000)) {
+                    if (!e.isView()) {
+                        if (e.gsn() < next) continue;
+                        next = e.gsn() + 1;
+                    }
+                    each.accept(e);
+                }
+                if (next == before) break;   // nothing new (only views, or nothing): the logs end here
+            }
+            return next;
+        }
     }
 
     /**
@@ -433,23 +454,16 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     /** Commits or rolls back a prepared transaction of the replica (on a connection of its own). */
     public interface PreparedResolver { void resolve(String database, String gid, boolean commit) throws Exception; }
 
-    /** Certified blocks this site committed as their origin before it restarted (marked in the replica). */
-    private final java.util.Set<RequestId> certifiedHere = new java.util.HashSet<>();
-    /** Prepared transactions of certified blocks left by an earlier incarnation: the total order decides each. */
-    private final Map<RequestId, LeftPrepared> preparedHere = new java.util.LinkedHashMap<>();
-    private volatile PreparedResolver preparedResolver;
+    /** What certified blocks of this site's earlier incarnation left in its replica. */
+    private final LeftoverBlocks leftover;
 
     /**
      * What certified blocks of this site's earlier incarnation left in its replica: those it committed ({@code committed},
      * request ids), which a replay must not run again, and those it prepared, whose CERTIFY delivery commits or rolls
      * back when replayed; one never ordered is rolled back once a view without its member is here. Set before start.
      */
-    public synchronized void recoverCertified(java.util.Collection<RequestId> committed, java.util.Collection<LeftPrepared> prepared, PreparedResolver resolver) {
-        certifiedHere.addAll(committed);
-        for (LeftPrepared p : prepared) preparedHere.put(p.id(), p);
-        this.preparedResolver = resolver;
-        if (!prepared.isEmpty()) LOG.info("site {}: {} prepared transaction(s) of certified blocks left in the replica, resolved from the total order: {}",
-                site, prepared.size(), prepared.stream().map(LeftPrepared::gid).toList());
+    public void recoverCertified(java.util.Collection<RequestId> committed, java.util.Collection<LeftPrepared> prepared, PreparedResolver resolver) {
+        leftover.recover(committed, prepared, resolver);
     }
 
     /** How far back a restarted site learns the deliveries it has, to certify blocks whose snapshot is older than its restart. */
@@ -484,7 +498,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         Certifier c = new Certifier(capacity);
         try {
             // fed as ordered() feeds it (a gap in the logs moves the start of its knowledge: Certifier.seen)
-            next = scanLog(source, v, from, to, e -> {
+            next = source.scan(v, from, to, e -> {
                 if (e.isView()) return;
                 TxnRequest r = TxnRequestCodec.decode(e.payload());
                 switch (r.kind()) {
@@ -509,79 +523,8 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         LOG.info("site {}: certifier learned GSNs {} to {} from the others' logs", site, from, to);
     }
 
-    /**
-     * Before a replay: a prepared transaction left by an earlier incarnation whose CERTIFY is not among the deliveries
-     * to replay, and whose member left the group by then (a later view of the log, or this one, lacks it), was never
-     * ordered and never will be. It is rolled back now: it holds its rows, and a replayed transaction that needs them
-     * would wait in PostgreSQL for ever. One whose CERTIFY is there is decided in its turn.
-     */
-    private void rollBackUnordered(GcsView v, long target) throws Exception {
-        java.util.Set<RequestId> ids;
-        List<LeftPrepared> prepared;
-        synchronized (this) {
-            if (preparedHere.isEmpty()) return;
-            ids = new java.util.HashSet<>(preparedHere.keySet());
-            prepared = new ArrayList<>(preparedHere.values());
-        }
-        java.util.Set<String> left = new java.util.HashSet<>();
-        for (LeftPrepared p : prepared) if (!v.members().contains(p.member())) left.add(p.member());
-        // a gap in the logs: the replay fails on it and stops the site
-        scanLog(catchUpSource, v, lastGsn + 1, target, e -> {
-            if (e.isView()) {
-                for (LeftPrepared p : prepared) if (!e.members().contains(p.member())) left.add(p.member());
-            } else {
-                TxnRequest r = TxnRequestCodec.decode(e.payload());
-                if (r.kind() == TxnRequest.Kind.CERTIFY) ids.remove(r.id());
-            }
-        });
-        List<LeftPrepared> never = new ArrayList<>();
-        synchronized (this) {
-            for (RequestId id : ids) {
-                LeftPrepared p = preparedHere.get(id);
-                if (p != null && left.contains(p.member())) never.add(preparedHere.remove(id));
-            }
-        }
-        for (LeftPrepared p : never) {
-            preparedResolver.resolve(p.database(), p.gid(), false);
-            LOG.info("site {}: prepared transaction {} rolled back: its block was never ordered", site, p.gid());
-        }
-    }
-
-    /**
-     * Feeds {@code each} the others' log entries from GSN {@code from} to {@code to} in order, the views between included,
-     * each GSN once; stops where the logs bring nothing new. Returns the GSN after the last one fed.
-     */
-    private static long scanLog(CatchUpSource source, GcsView v, long from, long to, java.util.function.Consumer<OrderedLog.Entry> each) throws Exception {
-        long next = from;
-        while (next <= to) {
-            long before = next;
-            for (OrderedLog.Entry e : source.fetch(v, next, to, 2000)) {
-                if (!e.isView()) {
-                    if (e.gsn() < next) continue;
-                    next = e.gsn() + 1;
-                }
-                each.accept(e);
-            }
-            if (next == before) break;   // nothing new (only views, or nothing): the logs end here
-        }
-        return next;
-    }
-
     /** Prepared transactions left by an earlier incarnation and not yet resolved (tests, SHOW). */
-    public synchronized int leftPrepared() { return preparedHere.size(); }
-
-    /** Resolves a left prepared transaction at once, outside the lock order (a rollback waits for nothing; see callers). */
-    private void resolveLeftNow(LeftPrepared p, boolean commit, String why) {
-        PreparedResolver r = preparedResolver;
-        Thread.ofPlatform().name("wanrep-resolve-" + site).start(() -> {
-            try {
-                r.resolve(p.database(), p.gid(), commit);
-                LOG.info("site {}: prepared transaction {} {} ({})", site, p.gid(), commit ? "committed" : "rolled back", why);
-            } catch (Exception e) {
-                fail("site " + site + " could not " + (commit ? "commit" : "roll back") + " prepared transaction " + p.gid() + " (" + why + "): " + e.getMessage());
-            }
-        });
-    }
+    public int leftPrepared() { return leftover.size(); }
 
     /**
      * A certified block's CERTIFY delivered here: certified in order like every other site, then run (replayed, or this
@@ -597,8 +540,9 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
                     + r.snapshotGsn() + ") precedes the deliveries this site has seen since it started");
             return null;
         }
-        LeftPrepared left = preparedHere.remove(r.id());
-        boolean marked = certifiedHere.remove(r.id());
+        LeftoverBlocks.Found found = leftover.take(r.id());
+        LeftPrepared left = found.prepared();
+        boolean marked = found.committed();
         boolean committedHere = committedBefore || marked;
         if (inState || committedHere) {
             // its outcome is in the copy, or it committed here (as the origin, marked; or replayed, its GSN recorded)
@@ -641,7 +585,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         if (r.id().site().equals(site)) ownCertificationAborts.incrementAndGet();
         LOG.debug("{} gsn {} block {} aborted by certification: {}", site, gsn, r.id(), d.reason());
         // as its origin does: at once, not in lock order (what was delivered before it may wait on its rows in PostgreSQL)
-        if (left != null) resolveLeftNow(left, false, "its certification aborted it");
+        if (left != null) leftover.resolveNow(left, false, "its certification aborted it");
         t.state = Txn.State.FAILED;
         txns.remove(r.id());
         submittedHere.remove(r.id());
@@ -1177,7 +1121,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             }
         }
         resumeTentative();
-        resolveNeverOrdered(v);
+        leftover.resolveNeverOrdered(v);
         // a block of ours whose log or release could not be ordered (this site was outside the primary component)
         // holds the all-tables lock wherever its EXCLUSIVE was delivered, and its origin is still a member: release it
         List<TxnRequest> again;
@@ -1266,7 +1210,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             if (lastGsn < target && policy.kind() != ExecutionPolicy.Kind.SYMMETRIC)
                 throw new IllegalStateException("the copy has every GSN up to " + lastGsn + " only; write sets up to " + target + " cannot be replayed");
             primeCertifier(v);
-            rollBackUnordered(v, target);
+            leftover.rollBackUnordered(v, catchUpSource, lastGsn + 1, target);
             while (lastGsn < target && failure == null) {
                 List<OrderedLog.Entry> es;
                 try {
@@ -1327,7 +1271,7 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
                 if (!txns.isEmpty()) wait(100);
             }
         }
-        resolveLeftBeforeTransfer();
+        leftover.rollBackAll();
         long start = System.nanoTime(), x;
         transferring = true;
         transfers++;   // only the delivery thread writes it
@@ -1353,39 +1297,6 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     }
 
     private volatile CatchUp lastTransfer;
-
-    /**
-     * The copy replaces the replica, and with it what certified blocks of an earlier incarnation left: the copy has
-     * their outcome (or the log replays them as any other site's), and a prepared transaction would keep its database
-     * from being dropped. So they are rolled back first, and the marks of committed ones mean nothing any more.
-     */
-    private void resolveLeftBeforeTransfer() throws Exception {
-        List<LeftPrepared> left;
-        synchronized (this) {
-            left = new ArrayList<>(preparedHere.values());
-            preparedHere.clear();
-            certifiedHere.clear();
-        }
-        for (LeftPrepared p : left) {
-            preparedResolver.resolve(p.database(), p.gid(), false);
-            LOG.info("site {}: prepared transaction {} rolled back before the state transfer that replaces its replica", site, p.gid());
-        }
-    }
-
-    /**
-     * In a primary view, after every delivery before it: a prepared transaction whose member (an earlier incarnation of
-     * this site) is not in the view was never ordered and never will be (a member's messages are delivered before the
-     * view that excludes it, or not at all), so it is rolled back; its client never had an answer.
-     */
-    private synchronized void resolveNeverOrdered(GcsView v) {
-        if (preparedHere.isEmpty()) return;
-        for (var it = preparedHere.values().iterator(); it.hasNext(); ) {
-            LeftPrepared p = it.next();
-            if (v.members().contains(p.member())) continue;
-            it.remove();
-            resolveLeftNow(p, false, "its block was never ordered");
-        }
-    }
 
     /**
      * A write-set member back in the primary component (re-merged after a partition) may still hold transactions of
