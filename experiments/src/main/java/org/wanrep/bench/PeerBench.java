@@ -277,8 +277,58 @@ public final class PeerBench {
     private Run measure(Workload w, String system, int port) throws Exception {
         if (warmup > 0) measure(w, system, port, warmup);
         long busy = busyMicros(), switches = contextSwitches(), servers = serversMicros(system), middleware = middlewareMicros(system);
-        Run r = measure(w, system, port, seconds);
+        boolean threads = system.equals("wanrep") && !w.everySite() && seconds >= THREAD_WINDOW_MIN_SECONDS;
+        Run r = threads ? measureThreads(w, port) : measure(w, system, port, seconds);
         return r.withCpu(busyMicros() - busy, contextSwitches() - switches, serversMicros(system) - servers, middlewareMicros(system) - middleware);
+    }
+
+    /** The shortest run whose middle (its first 2 s and last 1 s left out) shows wanrep's threads at work. */
+    static final int THREAD_WINDOW_MIN_SECONDS = 5;
+
+    /** Per workload, wanrep's JVM by thread group over the middle of its run: CPU microseconds and voluntary switches per transaction. */
+    private final Map<String, Map<String, double[]>> wanrepThreads = new LinkedHashMap<>();
+
+    /** wanrep's JVM by thread group, per workload (see {@link #measureThreads}). */
+    public Map<String, Map<String, double[]>> wanrepThreads() { return wanrepThreads; }
+
+    /**
+     * A wanrep run that also samples this JVM's threads (all three sites run in it) 2 s after pgbench starts and 1 s before
+     * it ends, while its client sessions still live, and counts the transactions in between from pgbench's per-second
+     * progress: where the middleware's CPU and thread wake-ups go per transaction.
+     */
+    private Run measureThreads(Workload w, int port) throws Exception {
+        List<String> a = new ArrayList<>(w.args());
+        a.addAll(List.of("-c", Integer.toString(clients), "-j", "2", "-T", Integer.toString(seconds), "-n", "-P", "1"));
+        long pid = ProcessHandle.current().pid();
+        List<Map<Long, org.wanrep.experiments.ThreadCpu.Sample>> samples = java.util.Collections.synchronizedList(new ArrayList<>());
+        java.util.concurrent.ScheduledExecutorService timer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+        try {
+            timer.schedule(() -> samples.add(org.wanrep.experiments.ThreadCpu.sample(pid)), 2, TimeUnit.SECONDS);
+            timer.schedule(() -> samples.add(org.wanrep.experiments.ThreadCpu.sample(pid)), seconds - 1, TimeUnit.SECONDS);
+            Result res = run(port, a, seconds + 180);
+            Run r = parse(w, "wanrep", res);
+            long inWindow = transactionsBetween(res.output, 2, seconds - 1);
+            if (samples.size() == 2 && inWindow > 0) {
+                Map<String, double[]> perTxn = new LinkedHashMap<>();
+                org.wanrep.experiments.ThreadCpu.growth(samples.get(0), samples.get(1)).forEach((g, x) ->
+                        perTxn.put(g, new double[]{(double) x.micros() / inWindow, (double) x.voluntary() / inWindow}));
+                wanrepThreads.put(w.name(), perTxn);
+            }
+            return r;
+        } finally {
+            timer.shutdownNow();
+        }
+    }
+
+    /** Transactions pgbench reported in its progress lines ({@code -P 1}) for the seconds after {@code from} up to {@code to}. */
+    static long transactionsBetween(String pgbenchOutput, int from, int to) {
+        Matcher m = Pattern.compile("(?m)^progress: ([0-9.]+) s, ([0-9.]+) tps").matcher(pgbenchOutput);
+        double sum = 0;
+        while (m.find()) {
+            double at = Double.parseDouble(m.group(1));
+            if (at > from && at <= to) sum += Double.parseDouble(m.group(2));   // each line: the second that ends there
+        }
+        return Math.round(sum);
     }
 
     private Run measure(Workload w, String system, int port, int seconds) throws Exception {
@@ -530,6 +580,53 @@ public final class PeerBench {
         return b.toString();
     }
 
+    /**
+     * wanrep's JVM (its three sites) by thread group: CPU microseconds and voluntary context switches (wake-ups) per
+     * transaction, the top {@code rows} groups, then the totals per layer (see {@link #layer}).
+     */
+    public static String threadTable(Map<String, Map<String, double[]>> byWorkload, int rows) {
+        StringBuilder b = new StringBuilder();
+        byWorkload.forEach((w, groups) -> {
+            b.append(String.format("wanrep's threads, %s%n%-24s %10s %10s%n", w, "thread group", "cpu us/tx", "wakes/tx"));
+            Map<String, double[]> layers = new LinkedHashMap<>();
+            for (String l : LAYERS) layers.put(l, new double[2]);
+            int n = 0;
+            for (Map.Entry<String, double[]> e : groups.entrySet()) {
+                double[] l = layers.get(layer(e.getKey()));
+                l[0] += e.getValue()[0];
+                l[1] += e.getValue()[1];
+                if (n < rows && shown(e.getValue())) {
+                    b.append(String.format("%-24s %10.0f %10.2f%n", e.getKey(), e.getValue()[0], e.getValue()[1]));
+                    n++;
+                }
+            }
+            double cpu = 0, wakes = 0;
+            for (Map.Entry<String, double[]> l : layers.entrySet()) {
+                cpu += l.getValue()[0];
+                wakes += l.getValue()[1];
+                if (shown(l.getValue())) b.append(String.format("%-24s %10.0f %10.2f%n", "= " + l.getKey(), l.getValue()[0], l.getValue()[1]));
+            }
+            b.append(String.format("%-24s %10.0f %10.2f%n", "= all threads", cpu, wakes));
+        });
+        return b.toString();
+    }
+
+    /** Whether a group's figures are worth a row: at least 0.5 us or 0.005 wake-ups per transaction. */
+    private static boolean shown(double[] v) { return v[0] >= 0.5 || v[1] >= 0.005; }
+
+    static final List<String> LAYERS = List.of("client sessions", "executors", "group communication", "JVM (JIT, GC)", "other");
+
+    /** The layer a thread group belongs to, by the names our threads, JGroups' and HotSpot's carry (15 characters at most). */
+    static String layer(String group) {
+        if (group.startsWith("wanrep-client")) return "client sessions";
+        if (group.startsWith("wanrep-exec")) return "executors";
+        if (group.startsWith("Connection.Rece") || group.startsWith("wan-delay") || group.startsWith("gcs-") || group.startsWith("jgroups")
+                || group.startsWith("pd-bundler") || group.startsWith("Timer runner") || group.startsWith("TQ-Bundler")) return "group communication";
+        if (group.startsWith("C# Compiler") || group.startsWith("C#") || group.startsWith("GC Thread") || group.startsWith("G#")
+                || group.equals("VM Thread") || group.startsWith("VM Periodic") || group.startsWith("Monitor Deflati")) return "JVM (JIT, GC)";
+        return "other";
+    }
+
     public static String csv(List<Run> runs) {
         StringBuilder b = new StringBuilder("workload,system,tps,ratio,failed,cpu_us_per_txn,switches_per_txn,servers_cpu_us_per_txn,middleware_cpu_us_per_txn,note\n");
         for (Run r : runs)
@@ -553,6 +650,12 @@ public final class PeerBench {
 
     public static String json(List<Run> runs, int clients, int scale, int seconds, int warmup, Map<String, String> replicas,
                               Map<String, String> wanrepSettingsForJson) throws Exception {
+        return json(runs, clients, scale, seconds, warmup, replicas, wanrepSettingsForJson, Map.of());
+    }
+
+    /** As above, with wanrep's JVM by thread group per workload ({@code wanrep_threads}: cpu_us and wakes per transaction). */
+    public static String json(List<Run> runs, int clients, int scale, int seconds, int warmup, Map<String, String> replicas,
+                              Map<String, String> wanrepSettingsForJson, Map<String, Map<String, double[]>> threads) throws Exception {
         List<Map<String, Object>> list = new ArrayList<>();
         for (Run r : runs) {
             Map<String, Object> m = new LinkedHashMap<>();
@@ -577,6 +680,21 @@ public final class PeerBench {
         top.put("warmup_seconds", warmup);
         top.put("replicas", replicas);
         top.put("results", list);
+        if (!threads.isEmpty()) {
+            Map<String, Object> t = new LinkedHashMap<>();
+            threads.forEach((w, groups) -> {
+                Map<String, Object> g = new LinkedHashMap<>();
+                groups.forEach((name, v) -> {
+                    if (!shown(v)) return;
+                    Map<String, Object> x = new LinkedHashMap<>();
+                    x.put("cpu_us_per_txn", Math.round(v[0]));
+                    x.put("wakes_per_txn", Math.round(v[1] * 100) / 100.0);
+                    g.put(name, x);
+                });
+                t.put(w, g);
+            });
+            top.put("wanrep_threads", t);
+        }
         return new ObjectMapper().writeValueAsString(top);
     }
 }

@@ -33,9 +33,13 @@ public final class PeerBenchCommand implements Callable<Integer> {
         System.out.print(PeerBench.table(runs));
         System.out.println();
         System.out.print(PeerBench.cpuTable(runs));
+        if (!bench.wanrepThreads().isEmpty()) {
+            System.out.println();
+            System.out.print(PeerBench.threadTable(bench.wanrepThreads(), 12));
+        }
         bench.replicaVerdicts().forEach((s, v) -> System.out.println("replicas of " + s + ": " + v));
         bench.certification().forEach((s, v) -> System.out.println("wanrep site " + s + ": interactive blocks " + v));
-        String json = PeerBench.json(runs, clients, scale, seconds, warmup, bench.replicaVerdicts(), settings);
+        String json = PeerBench.json(runs, clients, scale, seconds, warmup, bench.replicaVerdicts(), settings, bench.wanrepThreads());
         Files.createDirectories(outDir);
         Files.writeString(outDir.resolve("results.json"), json + "\n");
         Files.writeString(outDir.resolve("results.csv"), PeerBench.csv(runs));

@@ -1,0 +1,45 @@
+package org.wanrep.bench;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** peer-bench's reporting of wanrep's threads: the transactions in the sampled window, the table and the JSON. */
+class PeerBenchReportTest {
+    private static final String OUTPUT = String.join("\n",
+            "progress: 1.0 s, 500.0 tps, lat 15.9 ms stddev 3.1, 0 failed",
+            "progress: 2.0 s, 600.0 tps, lat 13.3 ms stddev 2.0, 0 failed",
+            "progress: 3.0 s, 610.0 tps, lat 13.1 ms stddev 2.0, 0 failed",
+            "progress: 4.0 s, 620.4 tps, lat 12.9 ms stddev 2.0, 0 failed",
+            "progress: 5.0 s, 700.0 tps, lat 11.0 ms stddev 2.0, 0 failed",
+            "tps = 605.5 (without initial connection time)");
+
+    @Test
+    void countsTheSecondsAfterTheFirstSampleUpToTheSecond() {
+        // samples at 2 s and 4 s: the seconds ending at 3 and 4
+        assertThat(PeerBench.transactionsBetween(OUTPUT, 2, 4)).isEqualTo(1230);
+        assertThat(PeerBench.transactionsBetween("tps = 5", 2, 4)).isZero();
+    }
+
+    @Test
+    void reportsThreadGroupsPerTransaction() throws Exception {
+        Map<String, double[]> groups = new LinkedHashMap<>();
+        groups.put("wanrep-client", new double[]{338, 5.55});
+        groups.put("wanrep-exec", new double[]{300, 6.9});
+        groups.put("gcs-tick-a/#", new double[]{2, 0.04});
+        Map<String, Map<String, double[]>> byWorkload = Map.of("tpcb", groups);
+        String table = PeerBench.threadTable(byWorkload, 2);
+        assertThat(table).contains("wanrep-client").contains("wanrep-exec").doesNotContain("gcs-tick-a")   // only the top 2 listed
+                .containsPattern("= group communication\\s+2\\s+0\\.04")   // but counted in its layer
+                .containsPattern("= all threads\\s+640\\s+12\\.49");
+        assertThat(PeerBench.layer("Connection.Rece")).isEqualTo("group communication");
+        assertThat(PeerBench.layer("C# CompilerThre")).isEqualTo("JVM (JIT, GC)");
+        assertThat(PeerBench.layer("wanrep-exec")).isEqualTo("executors");
+        String json = PeerBench.json(List.of(), 8, 10, 20, 10, Map.of(), Map.of(), byWorkload);
+        assertThat(json).contains("\"wanrep_threads\":{\"tpcb\":{\"wanrep-client\":{").contains("\"wakes_per_txn\":5.55");
+    }
+}
