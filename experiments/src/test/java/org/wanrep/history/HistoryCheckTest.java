@@ -37,15 +37,6 @@ class HistoryCheckTest {
         assertThat(s.serving()).as("seed %d", seed).hasSizeGreaterThanOrEqualTo(2);
     }
 
-    /** Every kind of fault with updates executed in their turn ({@code execution.in_turn}): nothing lost, no anomaly. */
-    @Test void shortRunWithEveryFaultExecutingInTurn(@TempDir Path dir) throws Exception {
-        long seed = System.nanoTime() & 0xFFFFFFFFL;
-        HistoryCheck.Summary s = run(dir, new HistoryCheck.Settings(3, "lan", "safe", "symmetric", "all", 30, 2, seed, dir, 10, false,
-                List.of("execution.in_turn=on")));
-        assertClean(s, seed, dir);
-        assertThat(s.serving()).as("seed %d", seed).hasSizeGreaterThanOrEqualTo(2);
-    }
-
     private static HistoryCheck.Summary run(Path dir, HistoryCheck.Settings settings) throws Exception {
         // run as root, PostgreSQL runs as user postgres and must reach its data directory under the 0700 temp dir
         Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));

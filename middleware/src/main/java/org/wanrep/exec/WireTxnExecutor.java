@@ -266,10 +266,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
             return;
         }
         if (t.ships() && !t.isOrigin()) w.keepReplies = true;   // they travel with the write set to the client's site
-        Runnable step = () -> done.completed(runOnce(t, w, commit));
-        // in its turn and final, with its COMMIT: like a COMMIT, on the thread that finished the transaction before it
-        if (commit && t.commitsWithRequest()) commitNext(w, step);
-        else dispatch(w, step);
+        dispatch(w, () -> done.completed(runOnce(t, w, commit)));
     }
 
     /**

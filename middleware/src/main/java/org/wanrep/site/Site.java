@@ -188,7 +188,6 @@ public final class Site implements AutoCloseable {
             channel.startPreparedInBackground(channel.databases());
         }
         ReplicationEngine engine = new ReplicationEngine(name, delivery(c), executor, policy, channel != null ? channel : WriteSetIo.NONE);
-        engine.executeInTurn(c.get("execution.in_turn").equals("on"));
         engine.replicaConnections(c.getInt("pool.size"));   // commits in order: one connection is always left for the next to commit
         // request numbers of an earlier incarnation of this site may still be known to the others
         engine.startIdsAt(System.currentTimeMillis() * 1000);

@@ -445,12 +445,6 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
         this.certifier = new Certifier(window);
     }
 
-    /** Updates start in their turn (setting {@code execution.in_turn}; see {@link #granted}). */
-    private volatile boolean executeInTurn;
-
-    /** Whether a final update waits for its turn before it runs, then commits with its request (set before start). */
-    public void executeInTurn(boolean on) { this.executeInTurn = on; }
-
     /** Whether interactive blocks certify (see {@link #certification}). */
     public boolean certifiesBlocks() { return certifyBlocks; }
 
@@ -1453,12 +1447,6 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             t.state = Txn.State.COMMITTING;
             CompletableFuture<Txn> f = waiting.remove(t.request.id());
             if (f != null) f.complete(t);
-            return;
-        }
-        if (t.state == Txn.State.WAITING && executeInTurn && t.fin && !inTurn(t) && t.request.kind() == TxnRequest.Kind.AUTOCOMMIT
-                && !policy.shipsWriteSet(t.request)) {
-            // execution.in_turn: it runs once everything before it finished here (nextInTurn grants it again), with its COMMIT
-            t.grantedAwaitingTurn = true;
             return;
         }
         if (t.state == Txn.State.WAITING) run(t);
