@@ -35,6 +35,8 @@ import java.util.concurrent.ExecutionException;
  * are ordered by the group and executed at every site (here on this backend, replies buffered until
  * the local COMMIT); interactive blocks run here, their protocol (exclusive lock or certification, log,
  * commit, release) owned by {@link InteractiveBlock} (see {@link org.wanrep.txn.ReplicationEngine}).
+ * The startup is {@link SessionStartup}'s, the named statements {@link NamedStatements}', COPY data
+ * {@link CopyFromClient}'s; a block sees this session through {@link BlockSession}.
  */
 public final class ClientSession implements Runnable {
     private static final Logger LOG = LoggerFactory.getLogger(ClientSession.class);
@@ -526,6 +528,8 @@ public final class ClientSession implements Runnable {
         statements.note(unit);
         replyError(unit, e);
     }
+
+    // ------------------------------------------------------------------ our own commands
 
     /** wanrep's own commands ({@link OwnCommands}), as a simple Query. */
     private boolean answerOwnCommand(String sql) throws IOException {
