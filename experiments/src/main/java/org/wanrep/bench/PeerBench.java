@@ -132,6 +132,19 @@ public final class PeerBench {
     private final Map<String, String> replicaVerdicts = new LinkedHashMap<>();
     private final Map<String, String> wanrepSettings;
     private final List<String> only;
+    /** The systems run, in {@link #SYSTEMS}' order; direct always (every ratio is to it). */
+    private List<String> systems = SYSTEMS;
+
+    /**
+     * Runs only {@code names} of {@link #SYSTEMS} besides direct PostgreSQL, which every ratio is to (for a quicker
+     * comparison while working on one of them: {@code wanrep} alone takes a quarter of the time).
+     */
+    public PeerBench systems(List<String> names) {
+        for (String n : names)
+            if (!SYSTEMS.contains(n)) throw new IllegalArgumentException("unknown system " + n + " (of " + SYSTEMS + ")");
+        this.systems = SYSTEMS.stream().filter(x -> x.equals("direct") || names.contains(x)).toList();
+        return this;
+    }
 
     public PeerBench(int clients, int seconds, int scale, PrintStream out) {
         this(clients, seconds, scale, Map.of(), WORKLOADS, out);
@@ -164,48 +177,55 @@ public final class PeerBench {
             out.println("starting direct PostgreSQL (pgbouncer's backend too)...");
             LocalPostgres direct = LocalPostgres.startTemporary();
             open.add(direct);
-            out.println("starting pgbouncer (session pool)...");
-            Child bouncer = pgbouncer(work.resolve("pgbouncer"), direct.port());
-            open.add(bouncer);
-            out.println("starting 3 PostgreSQL and pgpool-II (native replication)...");
-            List<LocalPostgres> backends = new ArrayList<>();
-            for (int i = 0; i < 3; i++) {
-                LocalPostgres b = LocalPostgres.startTemporary();
-                open.add(b);
-                backends.add(b);
-            }
-            Child pgpool = pgpool(work.resolve("pgpool"), backends);
-            open.add(pgpool);
-            out.println("starting wanrep: 3 sites on lan, safe delivery, symmetric execution...");
-            Map<String, String> settings = new LinkedHashMap<>(Map.of("delivery", "safe", "execution", "symmetric", "pool.size", Integer.toString(Math.max(8, clients))));
-            // clear text between the sites unless --set gcs.secret_file=FILE: pgpool-II talks to its backends in clear
-            // text too, and the earlier runs in docs/benchmarks.md were measured so
-            settings.put("gcs.secret_file", "");
-            settings.putAll(wanrepSettings);
-            if (!wanrepSettings.isEmpty()) out.println("wanrep settings: " + wanrepSettings);
-            InProcessCluster wanrep = new InProcessCluster(List.of("a", "b", "c"), "lan", settings, out);
-            open.add(wanrep);
-
             Map<String, Integer> ports = new LinkedHashMap<>();
             ports.put("direct", direct.port());
-            ports.put("pgbouncer", bouncer.port);
-            ports.put("pgpool-II", pgpool.port);
-            ports.put("wanrep", wanrep.site(0).proxyPort());
-            for (int i = 0; i < 3; i++) wanrepPorts.add(wanrep.site(i).proxyPort());
             long directPm = LocalPostgres.postmasterPid(direct.dataDir());
             serverPids.put("direct", List.of(directPm));
-            serverPids.put("pgbouncer", List.of(directPm));
-            serverPids.put("pgpool-II", backends.stream().map(b -> LocalPostgres.postmasterPid(b.dataDir())).toList());
-            List<Long> wanrepServers = new ArrayList<>();
-            for (int i = 0; i < 3; i++) wanrepServers.add(LocalPostgres.postmasterPid(wanrep.postgres(i).dataDir()));
-            serverPids.put("wanrep", wanrepServers);
-            middlewarePid.put("pgbouncer", bouncer.process.pid());
-            middlewarePid.put("pgpool-II", pgpool.process.pid());
-            middlewarePid.put("wanrep", ProcessHandle.current().pid());
+            List<LocalPostgres> backends = new ArrayList<>();
+            if (systems.contains("pgbouncer")) {
+                out.println("starting pgbouncer (session pool)...");
+                Child bouncer = pgbouncer(work.resolve("pgbouncer"), direct.port());
+                open.add(bouncer);
+                ports.put("pgbouncer", bouncer.port);
+                serverPids.put("pgbouncer", List.of(directPm));
+                middlewarePid.put("pgbouncer", bouncer.process.pid());
+            }
+            if (systems.contains("pgpool-II")) {
+                out.println("starting 3 PostgreSQL and pgpool-II (native replication)...");
+                for (int i = 0; i < 3; i++) {
+                    LocalPostgres b = LocalPostgres.startTemporary();
+                    open.add(b);
+                    backends.add(b);
+                }
+                Child pgpool = pgpool(work.resolve("pgpool"), backends);
+                open.add(pgpool);
+                ports.put("pgpool-II", pgpool.port);
+                serverPids.put("pgpool-II", backends.stream().map(b -> LocalPostgres.postmasterPid(b.dataDir())).toList());
+                middlewarePid.put("pgpool-II", pgpool.process.pid());
+            }
+            InProcessCluster wanrep = null;
+            if (systems.contains("wanrep")) {
+                out.println("starting wanrep: 3 sites on lan, safe delivery, symmetric execution...");
+                Map<String, String> settings = new LinkedHashMap<>(Map.of("delivery", "safe", "execution", "symmetric", "pool.size", Integer.toString(Math.max(8, clients))));
+                // clear text between the sites unless --set gcs.secret_file=FILE: pgpool-II talks to its backends in clear
+                // text too, and the earlier runs in docs/benchmarks.md were measured so
+                settings.put("gcs.secret_file", "");
+                settings.putAll(wanrepSettings);
+                if (!wanrepSettings.isEmpty()) out.println("wanrep settings: " + wanrepSettings);
+                wanrep = new InProcessCluster(List.of("a", "b", "c"), "lan", settings, out);
+                open.add(wanrep);
+                ports.put("wanrep", wanrep.site(0).proxyPort());
+                for (int i = 0; i < 3; i++) wanrepPorts.add(wanrep.site(i).proxyPort());
+                List<Long> wanrepServers = new ArrayList<>();
+                for (int i = 0; i < 3; i++) wanrepServers.add(LocalPostgres.postmasterPid(wanrep.postgres(i).dataDir()));
+                serverPids.put("wanrep", wanrepServers);
+                middlewarePid.put("wanrep", ProcessHandle.current().pid());
+            }
 
             SyntheticWorkload synthetic = new SyntheticWorkload();
             // direct and pgbouncer share one database; pgpool-II and wanrep load through themselves, so their replicas get it all
             for (String s : List.of("direct", "pgpool-II", "wanrep")) {
+                if (!systems.contains(s)) continue;
                 out.printf("loading %s: pgbench -i -s %d and the synthetic tables...%n", s, scale);
                 pgbench(ports.get(s), List.of("-i", "-s", Integer.toString(scale), "-q"), 1800);
                 try (Connection c = connect(ports.get(s))) {
@@ -228,7 +248,7 @@ public final class PeerBench {
             for (int i = 0; i < all.size(); i++) if (only.contains(WORKLOADS.get(i))) workloads.add(all.get(i));
             List<Run> runs = new ArrayList<>();
             for (Workload w : workloads) {
-                for (String s : SYSTEMS) {
+                for (String s : systems) {
                     out.printf("  %-42s %-10s ... ", w.name(), s);
                     out.flush();
                     Run r = measure(w, s, ports.get(s));
@@ -236,7 +256,7 @@ public final class PeerBench {
                     runs.add(r);
                 }
             }
-            for (int i = 0; i < 3; i++) {
+            for (int i = 0; wanrep != null && i < 3; i++) {
                 try (Connection c = connect(wanrep.site(i).proxyPort()); java.sql.Statement st = c.createStatement();
                      java.sql.ResultSet r = st.executeQuery("SHOW wanrep.certification")) {
                     r.next();
@@ -245,14 +265,16 @@ public final class PeerBench {
                 }
             }
             out.println("comparing replicas...");
-            List<Map<String, TableDigest.Digest>> ds = new ArrayList<>();
-            for (LocalPostgres b : backends) {
-                try (Connection c = b.connect()) {
-                    ds.add(TableDigest.of(c));
+            if (!backends.isEmpty()) {
+                List<Map<String, TableDigest.Digest>> ds = new ArrayList<>();
+                for (LocalPostgres b : backends) {
+                    try (Connection c = b.connect()) {
+                        ds.add(TableDigest.of(c));
+                    }
                 }
+                replicaVerdicts.put("pgpool-II", summary(TableDigest.compare(List.of("backend0", "backend1", "backend2"), ds)));
             }
-            replicaVerdicts.put("pgpool-II", summary(TableDigest.compare(List.of("backend0", "backend1", "backend2"), ds)));
-            replicaVerdicts.put("wanrep", summary(wanrep.check()));
+            if (wanrep != null) replicaVerdicts.put("wanrep", summary(wanrep.check()));
             return runs;
         } finally {
             for (int i = open.size() - 1; i >= 0; i--) {
@@ -546,10 +568,11 @@ public final class PeerBench {
 
     public static String table(List<Run> runs) {
         // per system: tps, (ratio to direct), failed transactions; "!" where pgbench stopped early (see the JSON's note)
+        List<String> present = present(runs);
         StringBuilder b = new StringBuilder(String.format("%-42s", ""));
-        for (String s : SYSTEMS) b.append(String.format(" %-31s", s));
+        for (String s : present) b.append(String.format(" %-31s", s));
         b.append(String.format("%n%-42s", "workload"));
-        for (int i = 0; i < SYSTEMS.size(); i++) b.append(String.format(" %8s %6s %6s %7s ", "tps", "ratio", "failed", "cpu/tx"));
+        for (int i = 0; i < present.size(); i++) b.append(String.format(" %8s %6s %6s %7s ", "tps", "ratio", "failed", "cpu/tx"));
         b.append('\n');
         Map<String, List<Run>> byWorkload = new LinkedHashMap<>();
         for (Run r : runs) byWorkload.computeIfAbsent(r.workload(), k -> new ArrayList<>()).add(r);
@@ -562,12 +585,18 @@ public final class PeerBench {
         return b.toString();
     }
 
+    /** The systems that ran, in {@link #SYSTEMS}' order (the columns of the tables). */
+    static List<String> present(List<Run> runs) {
+        return SYSTEMS.stream().filter(s -> runs.stream().anyMatch(r -> r.system().equals(s))).toList();
+    }
+
     /** CPU per committed transaction by component: the PostgreSQL servers, the middleware, the rest (pgbench, the kernel's share, other work). */
     public static String cpuTable(List<Run> runs) {
+        List<String> present = present(runs);
         StringBuilder b = new StringBuilder(String.format("%-42s", "CPU per transaction (us)"));
-        for (String s : SYSTEMS) b.append(String.format(" %-24s", s));
+        for (String s : present) b.append(String.format(" %-24s", s));
         b.append(String.format("%n%-42s", "workload"));
-        for (int i = 0; i < SYSTEMS.size(); i++) b.append(String.format(" %7s %7s %7s  ", "servers", "middle", "rest"));
+        for (int i = 0; i < present.size(); i++) b.append(String.format(" %7s %7s %7s  ", "servers", "middle", "rest"));
         b.append('\n');
         Map<String, List<Run>> byWorkload = new LinkedHashMap<>();
         for (Run r : runs) byWorkload.computeIfAbsent(r.workload(), k -> new ArrayList<>()).add(r);

@@ -26,6 +26,16 @@ class PeerBenchReportTest {
     }
 
     @Test
+    void theTablesHaveAColumnPerSystemThatRan() {
+        List<PeerBench.Run> runs = List.of(new PeerBench.Run("tpcb", "direct", 1000, 0, ""), new PeerBench.Run("tpcb", "wanrep", 90, 0, ""));
+        assertThat(PeerBench.present(runs)).containsExactly("direct", "wanrep");
+        String table = PeerBench.table(runs);
+        assertThat(table.lines().findFirst().orElseThrow()).contains("direct").contains("wanrep").doesNotContain("pgpool");
+        assertThat(table).containsPattern("tpcb\\s+1000\\s+1\\.00\\s+0\\s+0us\\s+90\\s+0\\.09");
+        assertThat(PeerBench.cpuTable(runs).lines().findFirst().orElseThrow()).doesNotContain("pgbouncer");
+    }
+
+    @Test
     void reportsThreadGroupsPerTransaction() throws Exception {
         Map<String, double[]> groups = new LinkedHashMap<>();
         groups.put("wanrep-client", new double[]{338, 5.55});
