@@ -319,8 +319,8 @@ public final class PeerBench {
      * progress: where the middleware's CPU and thread wake-ups go per transaction.
      */
     private Run measureThreads(Workload w, int port) throws Exception {
-        List<String> a = new ArrayList<>(w.args());
-        a.addAll(List.of("-c", Integer.toString(clients), "-j", "2", "-T", Integer.toString(seconds), "-n", "-P", "1"));
+        List<String> a = pgbenchArgs(w, clients, 2, seconds);
+        a.addAll(List.of("-P", "1"));
         long pid = ProcessHandle.current().pid();
         List<Map<Long, org.wanrep.experiments.ThreadCpu.Sample>> samples = java.util.Collections.synchronizedList(new ArrayList<>());
         java.util.concurrent.ScheduledExecutorService timer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
@@ -342,6 +342,13 @@ public final class PeerBench {
         }
     }
 
+    /** pgbench's arguments for a measured run of {@code w}: its own, then clients, threads and duration, no vacuum. */
+    private static List<String> pgbenchArgs(Workload w, int clients, int threads, int seconds) {
+        List<String> a = new ArrayList<>(w.args());
+        a.addAll(List.of("-c", Integer.toString(clients), "-j", Integer.toString(threads), "-T", Integer.toString(seconds), "-n"));
+        return a;
+    }
+
     /** Transactions pgbench reported in its progress lines ({@code -P 1}) for the seconds after {@code from} up to {@code to}. */
     static long transactionsBetween(String pgbenchOutput, int from, int to) {
         Matcher m = Pattern.compile("(?m)^progress: ([0-9.]+) s, ([0-9.]+) tps").matcher(pgbenchOutput);
@@ -355,9 +362,7 @@ public final class PeerBench {
 
     private Run measure(Workload w, String system, int port, int seconds) throws Exception {
         if (w.everySite() && system.equals("wanrep")) return measureEverySite(w, seconds);
-        List<String> a = new ArrayList<>(w.args());
-        a.addAll(List.of("-c", Integer.toString(clients), "-j", "2", "-T", Integer.toString(seconds), "-n"));
-        return parse(w, system, run(port, a, seconds + 180));
+        return parse(w, system, run(port, pgbenchArgs(w, clients, 2, seconds), seconds + 180));
     }
 
     /** One pgbench per wanrep site at once, the clients split among them; tps and failures summed. */
@@ -367,8 +372,7 @@ public final class PeerBench {
         java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(wanrepPorts.size());
         try {
             for (int port : wanrepPorts) {
-                List<String> a = new ArrayList<>(w.args());
-                a.addAll(List.of("-c", Integer.toString(per), "-j", "1", "-T", Integer.toString(seconds), "-n"));
+                List<String> a = pgbenchArgs(w, per, 1, seconds);
                 fs.add(pool.submit(() -> parse(w, "wanrep", run(port, a, seconds + 180))));
             }
             double tps = 0;
@@ -651,7 +655,7 @@ public final class PeerBench {
         if (group.startsWith("wanrep-exec")) return "executors";
         if (group.startsWith("Connection.Rece") || group.startsWith("wan-delay") || group.startsWith("gcs-") || group.startsWith("jgroups")
                 || group.startsWith("pd-bundler") || group.startsWith("Timer runner") || group.startsWith("TQ-Bundler")) return "group communication";
-        if (group.startsWith("C# Compiler") || group.startsWith("C#") || group.startsWith("GC Thread") || group.startsWith("G#")
+        if (group.startsWith("C#") || group.startsWith("GC Thread") || group.startsWith("G#")
                 || group.equals("VM Thread") || group.startsWith("VM Periodic") || group.startsWith("Monitor Deflati")) return "JVM (JIT, GC)";
         return "other";
     }
