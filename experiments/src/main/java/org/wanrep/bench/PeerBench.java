@@ -29,16 +29,27 @@ import java.util.regex.Pattern;
  * pool) in front of one PostgreSQL, pgpool-II native replication of three PostgreSQL, and a 3-site
  * wanrep on the {@code lan} matrix (safe delivery, symmetric execution; the clients connect to site
  * a, as pgpool's connect to pgpool). Each system gets the same pgbench workloads; afterwards the
- * replicas of pgpool-II and of wanrep are compared table by table.
+ * replicas of pgpool-II and of wanrep are compared table by table. Beside them, {@code 3-servers}: what the
+ * machine allows any system that runs every update at three replicas, with no middleware at all (three PostgreSQL
+ * servers, each given the whole workload by a pgbench of its own at once; see {@link #replicated}).
  *
  * <p>pgbouncer and pgpool-II are the Debian packages' binaries, started here as child processes in
  * temporary directories on free ports with configuration written here (run as user postgres when
  * this runs as root, as {@link LocalPostgres} runs PostgreSQL: both refuse root).
  */
 public final class PeerBench {
-    public static final List<String> SYSTEMS = List.of("direct", "pgbouncer", "pgpool-II", "wanrep");
+    /**
+     * The ceiling of a three-replica system on this machine: three PostgreSQL servers with no middleware, every update
+     * workload run at all three at once (a pgbench each, all clients each), a read-only one at one of them (a replicated
+     * system reads at one site). Its tps is what each server achieved (their mean) while the three shared the
+     * machine's cores: about the most a system that executes every update at three replicas can reach on this
+     * machine, less whatever its middleware costs. Somewhat understated: the three pgbench processes cost about twice
+     * the client CPU one would (fewer clients per server measured no better: 1, 2, 4 and 8 within the spread).
+     */
+    public static final String CEILING = "3-servers";
 
-    /** One pgbench run: tps, failed transactions (pgbench's count), and a note if pgbench stopped early. */
+    public static final List<String> SYSTEMS = List.of("direct", "pgbouncer", "pgpool-II", "wanrep", CEILING);
+
     /**
      * One pgbench run: tps, failed transactions (pgbench's count), a note if pgbench stopped early, and the machine's
      * busy CPU per committed transaction over the run in microseconds (every process on it: the system under test,
@@ -87,10 +98,16 @@ public final class PeerBench {
     /** {@code everySite}: wanrep's clients are spread over its three sites (the others have one endpoint). */
     private record Workload(String name, List<String> args, boolean everySite) {
         Workload(String name, List<String> args) { this(name, args, false); }
+
+        /** pgbench's select-only script: what a replicated system runs at one site. */
+        boolean readOnly() { return args.contains("-S"); }
     }
 
     /** wanrep's three proxies (for a workload whose clients use every site). */
     private final List<Integer> wanrepPorts = new ArrayList<>();
+
+    /** The three servers of {@link #CEILING}. */
+    private final List<Integer> ceilingPorts = new ArrayList<>();
 
     /** Per system: its PostgreSQL servers' postmasters, and its middleware's process (-1: none; this JVM for wanrep). */
     private final Map<String, List<Long>> serverPids = new LinkedHashMap<>();
@@ -222,14 +239,27 @@ public final class PeerBench {
                 middlewarePid.put("wanrep", ProcessHandle.current().pid());
             }
 
+            if (systems.contains(CEILING)) {
+                out.println("starting 3 PostgreSQL without middleware (the three-replica ceiling)...");
+                List<LocalPostgres> three = LocalPostgres.startTemporary(3);
+                open.addAll(three);
+                for (LocalPostgres p : three) ceilingPorts.add(p.port());
+                ports.put(CEILING, ceilingPorts.get(0));
+                serverPids.put(CEILING, three.stream().map(p -> LocalPostgres.postmasterPid(p.dataDir())).toList());
+            }
+
             SyntheticWorkload synthetic = new SyntheticWorkload();
             // direct and pgbouncer share one database; pgpool-II and wanrep load through themselves, so their replicas get it all
-            for (String s : List.of("direct", "pgpool-II", "wanrep")) {
-                if (!systems.contains(s)) continue;
-                out.printf("loading %s: pgbench -i -s %d and the synthetic tables...%n", s, scale);
-                pgbench(ports.get(s), List.of("-i", "-s", Integer.toString(scale), "-q"), 1800);
-                try (Connection c = connect(ports.get(s))) {
-                    synthetic.load(c, null);
+            Map<String, List<Integer>> loaded = new LinkedHashMap<>();
+            for (String s : List.of("direct", "pgpool-II", "wanrep")) if (systems.contains(s)) loaded.put(s, List.of(ports.get(s)));
+            if (systems.contains(CEILING)) loaded.put(CEILING, ceilingPorts);
+            for (Map.Entry<String, List<Integer>> e : loaded.entrySet()) {
+                out.printf("loading %s: pgbench -i -s %d and the synthetic tables...%n", e.getKey(), scale);
+                for (int port : e.getValue()) {
+                    pgbench(port, List.of("-i", "-s", Integer.toString(scale), "-q"), 1800);
+                    try (Connection c = connect(port)) {
+                        synthetic.load(c, null);
+                    }
                 }
             }
             Path oneRequest = work.resolve("tpcb-one-request.sql");
@@ -362,7 +392,35 @@ public final class PeerBench {
 
     private Run measure(Workload w, String system, int port, int seconds) throws Exception {
         if (w.everySite() && system.equals("wanrep")) return measureEverySite(w, seconds);
+        if (system.equals(CEILING) && !w.readOnly()) return measureCeiling(w, seconds);
         return parse(w, system, run(port, pgbenchArgs(w, clients, 2, seconds), seconds + 180));
+    }
+
+    /** The same workload at each of the three servers of {@link #CEILING} at once, all clients each (see {@link #replicated}). */
+    private Run measureCeiling(Workload w, int seconds) throws Exception {
+        List<java.util.concurrent.Future<Run>> fs = new ArrayList<>();
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(ceilingPorts.size());
+        try {
+            for (int port : ceilingPorts) fs.add(pool.submit(() -> parse(w, CEILING, run(port, pgbenchArgs(w, clients, 2, seconds), seconds + 180))));
+            List<Run> each = new ArrayList<>();
+            for (var f : fs) each.add(f.get());
+            return replicated(each);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /**
+     * Runs of one workload at every replica at once, as one replicated run: each transaction counted once (the servers'
+     * mean of tps and of transactions), failures summed, notes joined.
+     */
+    static Run replicated(List<Run> each) {
+        double tps = each.stream().mapToDouble(Run::tps).average().orElse(0);
+        long txns = Math.round(each.stream().mapToLong(Run::transactions).average().orElse(0));
+        long failed = each.stream().mapToLong(Run::failed).sum();
+        String notes = String.join("; ", each.stream().map(Run::note).filter(n -> !n.isEmpty()).toList());
+        Run first = each.get(0);
+        return new Run(first.workload(), first.system(), tps, failed, notes, txns);
     }
 
     /** One pgbench per wanrep site at once, the clients split among them; tps and failures summed. */

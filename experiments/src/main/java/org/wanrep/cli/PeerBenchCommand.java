@@ -18,7 +18,7 @@ public final class PeerBenchCommand implements Callable<Integer> {
     @Option(names = "--scale", defaultValue = "10", description = "pgbench scale factor (default: ${DEFAULT-VALUE})") int scale;
     @Option(names = "--out", defaultValue = "runs/peer-bench", description = "directory for results.json and results.csv (default: ${DEFAULT-VALUE})") Path outDir;
     @Option(names = "--set", description = "override a setting of the wanrep cluster, key=value (repeatable), e.g. blocks=certify") List<String> overrides = new java.util.ArrayList<>();
-    @Option(names = "--systems", split = ",", description = "systems to run besides direct PostgreSQL (every ratio is to it), of pgbouncer, pgpool-II, wanrep (default: all)") List<String> systems = List.of("pgbouncer", "pgpool-II", "wanrep");
+    @Option(names = "--systems", split = ",", description = "systems to run besides direct PostgreSQL (every ratio is to it), of pgbouncer, pgpool-II, wanrep, 3-servers (three PostgreSQL without middleware, every update run at all three: the ceiling of any three-replica system here; default: all)") List<String> systems = List.of("pgbouncer", "pgpool-II", "wanrep", PeerBench.CEILING);
     @Option(names = "--workloads", split = ",", description = "workloads to run, of select, tpcb, interactive, random, every-site (interactive tpcb-like with wanrep's clients split over its three sites; default: all)") List<String> workloads = PeerBench.WORKLOADS;
 
     @Override public Integer call() throws Exception {

@@ -36,6 +36,22 @@ class PeerBenchReportTest {
     }
 
     @Test
+    void theThreeServersCountEachReplicatedTransactionOnce() {
+        List<PeerBench.Run> each = List.of(new PeerBench.Run("tpcb", PeerBench.CEILING, 3000, 1, "", 60_000),
+                new PeerBench.Run("tpcb", PeerBench.CEILING, 2800, 2, "pgbench exit 2", 56_000),
+                new PeerBench.Run("tpcb", PeerBench.CEILING, 3200, 0, "", 64_000));
+        PeerBench.Run r = PeerBench.replicated(each);
+        assertThat(r.tps()).isEqualTo(3000);
+        assertThat(r.transactions()).isEqualTo(60_000);
+        assertThat(r.failed()).isEqualTo(3);
+        assertThat(r.note()).isEqualTo("pgbench exit 2");
+        assertThat(r.system()).isEqualTo(PeerBench.CEILING);
+        // its column comes last, after the systems with middleware
+        List<PeerBench.Run> runs = List.of(new PeerBench.Run("tpcb", "direct", 10_000, 0, ""), new PeerBench.Run("tpcb", "wanrep", 900, 0, ""), r);
+        assertThat(PeerBench.present(runs)).containsExactly("direct", "wanrep", PeerBench.CEILING);
+    }
+
+    @Test
     void reportsThreadGroupsPerTransaction() throws Exception {
         Map<String, double[]> groups = new LinkedHashMap<>();
         groups.put("wanrep-client", new double[]{338, 5.55});
