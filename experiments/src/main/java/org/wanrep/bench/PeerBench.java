@@ -719,15 +719,47 @@ public final class PeerBench {
     }
 
     public static String csv(List<Run> runs) {
-        StringBuilder b = new StringBuilder("workload,system,tps,ratio,failed,cpu_us_per_txn,switches_per_txn,servers_cpu_us_per_txn,middleware_cpu_us_per_txn,note\n");
-        for (Run r : runs)
-            b.append(String.format("\"%s\",%s,%.1f,%.3f,%d,%.0f,%.1f,%.0f,%.0f,\"%s\"%n", r.workload(), r.system(), r.tps(), ratio(runs, r), r.failed(), r.cpuMicrosPerTxn(),
+        StringBuilder b = new StringBuilder("workload,system,tps,ratio,ceiling_share,failed,cpu_us_per_txn,switches_per_txn,servers_cpu_us_per_txn,middleware_cpu_us_per_txn,note\n");
+        for (Run r : runs) {
+            double share = ceilingShare(runs, r);
+            b.append(String.format("\"%s\",%s,%.1f,%.3f,%s,%d,%.0f,%.1f,%.0f,%.0f,\"%s\"%n", r.workload(), r.system(), r.tps(), ratio(runs, r),
+                    Double.isNaN(share) ? "" : String.format("%.3f", share), r.failed(), r.cpuMicrosPerTxn(),
                     r.switchesPerTxn(), r.serversMicrosPerTxn(), r.middlewareMicrosPerTxn(), r.note().replace("\"", "'")));
+        }
         return b.toString();
     }
 
     private static double ratio(List<Run> runs, Run r) {
         return runs.stream().filter(x -> x.workload().equals(r.workload()) && x.system().equals("direct")).mapToDouble(x -> r.tps() / x.tps()).findFirst().orElse(Double.NaN);
+    }
+
+    /** The replicated systems, whose tps can be set against the three-replica ceiling. */
+    static final List<String> REPLICATED = List.of("pgpool-II", "wanrep");
+
+    /** A replicated system's tps over {@link #CEILING}'s in the same workload; NaN for the others or without a ceiling run. */
+    static double ceilingShare(List<Run> runs, Run r) {
+        if (!REPLICATED.contains(r.system())) return Double.NaN;
+        return runs.stream().filter(x -> x.workload().equals(r.workload()) && x.system().equals(CEILING)).mapToDouble(x -> r.tps() / x.tps()).findFirst().orElse(Double.NaN);
+    }
+
+    /** Per workload, each replicated system's share of the ceiling (empty when {@link #CEILING} did not run). */
+    public static String ceilingTable(List<Run> runs) {
+        List<String> shown = REPLICATED.stream().filter(s -> runs.stream().anyMatch(r -> r.system().equals(s))).toList();
+        if (shown.isEmpty() || runs.stream().noneMatch(r -> r.system().equals(CEILING))) return "";
+        StringBuilder b = new StringBuilder(String.format("%-42s", "share of the ceiling (" + CEILING + ")"));
+        for (String s : shown) b.append(String.format(" %10s", s));
+        b.append('\n');
+        Map<String, List<Run>> byWorkload = new LinkedHashMap<>();
+        for (Run r : runs) byWorkload.computeIfAbsent(r.workload(), k -> new ArrayList<>()).add(r);
+        byWorkload.forEach((w, rs) -> {
+            b.append(String.format("%-42s", w));
+            for (String s : shown) {
+                double share = rs.stream().filter(r -> r.system().equals(s)).mapToDouble(r -> ceilingShare(runs, r)).findFirst().orElse(Double.NaN);
+                b.append(Double.isNaN(share) ? String.format(" %10s", "-") : String.format(" %10.2f", share));
+            }
+            b.append('\n');
+        });
+        return b.toString();
     }
 
     public static String json(List<Run> runs, int clients, int scale, int seconds, Map<String, String> replicas) throws Exception {
@@ -754,6 +786,8 @@ public final class PeerBench {
             m.put("system", r.system());
             m.put("tps", Math.round(r.tps()));
             m.put("ratio", Math.round(ratio(runs, r) * 1000) / 1000.0);
+            double share = ceilingShare(runs, r);
+            if (!Double.isNaN(share)) m.put("ceiling_share", Math.round(share * 1000) / 1000.0);
             m.put("failed", r.failed());
             m.put("cpu_us_per_txn", Math.round(r.cpuMicrosPerTxn()));
             m.put("switches_per_txn", Math.round(r.switchesPerTxn() * 10) / 10.0);

@@ -32,6 +32,11 @@ public final class PeerBenchCommand implements Callable<Integer> {
         List<PeerBench.Run> runs = bench.run();
         System.out.println();
         System.out.print(PeerBench.table(runs));
+        String ceiling = PeerBench.ceilingTable(runs);
+        if (!ceiling.isEmpty()) {
+            System.out.println();
+            System.out.print(ceiling);
+        }
         System.out.println();
         System.out.print(PeerBench.cpuTable(runs));
         if (!bench.wanrepThreads().isEmpty()) {

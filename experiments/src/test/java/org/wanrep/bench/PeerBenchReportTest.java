@@ -52,6 +52,27 @@ class PeerBenchReportTest {
     }
 
     @Test
+    void replicatedSystemsAreSetAgainstTheCeiling() throws Exception {
+        List<PeerBench.Run> runs = List.of(new PeerBench.Run("tpcb", "direct", 10_000, 0, ""), new PeerBench.Run("tpcb", "pgbouncer", 9_000, 0, ""),
+                new PeerBench.Run("tpcb", "pgpool-II", 1_500, 0, ""), new PeerBench.Run("tpcb", "wanrep", 750, 0, ""),
+                new PeerBench.Run("tpcb", PeerBench.CEILING, 3_000, 0, ""));
+        assertThat(PeerBench.ceilingShare(runs, runs.get(2))).isEqualTo(0.5);
+        assertThat(PeerBench.ceilingShare(runs, runs.get(3))).isEqualTo(0.25);
+        assertThat(PeerBench.ceilingShare(runs, runs.get(1))).isNaN();   // one server: nothing replicated
+        String table = PeerBench.ceilingTable(runs);
+        assertThat(table.lines().findFirst().orElseThrow()).contains("pgpool-II").contains("wanrep").doesNotContain("pgbouncer");
+        assertThat(table).containsPattern("tpcb\\s+0\\.50\\s+0\\.25");
+        String json = PeerBench.json(runs, 8, 10, 20, Map.of());
+        assertThat(json).contains("\"system\":\"wanrep\",\"tps\":750,\"ratio\":0.075,\"ceiling_share\":0.25");
+        assertThat(json).doesNotContain("\"system\":\"pgbouncer\",\"tps\":9000,\"ratio\":0.9,\"ceiling_share\"");
+        assertThat(PeerBench.csv(runs).lines().toList()).contains("\"tpcb\",wanrep,750.0,0.075,0.250,0,0,0.0,0,0,\"\"",
+                "\"tpcb\",pgbouncer,9000.0,0.900,,0,0,0.0,0,0,\"\"");
+        // without a ceiling run: no table, no share
+        assertThat(PeerBench.ceilingTable(runs.subList(0, 4))).isEmpty();
+        assertThat(PeerBench.ceilingShare(runs.subList(0, 4), runs.get(3))).isNaN();
+    }
+
+    @Test
     void reportsThreadGroupsPerTransaction() throws Exception {
         Map<String, double[]> groups = new LinkedHashMap<>();
         groups.put("wanrep-client", new double[]{338, 5.55});
