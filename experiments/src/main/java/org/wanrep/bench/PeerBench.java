@@ -154,7 +154,7 @@ public final class PeerBench {
 
     /**
      * Runs only {@code names} of {@link #SYSTEMS} besides direct PostgreSQL, which every ratio is to (for a quicker
-     * comparison while working on one of them: {@code wanrep} alone takes a quarter of the time).
+     * comparison while working on one of them: {@code wanrep} alone takes a fifth of the time).
      */
     public PeerBench systems(List<String> names) {
         for (String n : names)
@@ -398,13 +398,18 @@ public final class PeerBench {
 
     /** The same workload at each of the three servers of {@link #CEILING} at once, all clients each (see {@link #replicated}). */
     private Run measureCeiling(Workload w, int seconds) throws Exception {
+        return replicated(atOnce(w, CEILING, ceilingPorts, pgbenchArgs(w, clients, 2, seconds), seconds));
+    }
+
+    /** One pgbench with {@code args} per port, all at once; their runs in the ports' order. */
+    private static List<Run> atOnce(Workload w, String system, List<Integer> ports, List<String> args, int seconds) throws Exception {
         List<java.util.concurrent.Future<Run>> fs = new ArrayList<>();
-        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(ceilingPorts.size());
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(ports.size());
         try {
-            for (int port : ceilingPorts) fs.add(pool.submit(() -> parse(w, CEILING, run(port, pgbenchArgs(w, clients, 2, seconds), seconds + 180))));
+            for (int port : ports) fs.add(pool.submit(() -> parse(w, system, run(port, args, seconds + 180))));
             List<Run> each = new ArrayList<>();
             for (var f : fs) each.add(f.get());
-            return replicated(each);
+            return each;
         } finally {
             pool.shutdownNow();
         }
@@ -418,35 +423,23 @@ public final class PeerBench {
         double tps = each.stream().mapToDouble(Run::tps).average().orElse(0);
         long txns = Math.round(each.stream().mapToLong(Run::transactions).average().orElse(0));
         long failed = each.stream().mapToLong(Run::failed).sum();
-        String notes = String.join("; ", each.stream().map(Run::note).filter(n -> !n.isEmpty()).toList());
         Run first = each.get(0);
-        return new Run(first.workload(), first.system(), tps, failed, notes, txns);
+        return new Run(first.workload(), first.system(), tps, failed, notes(each), txns);
     }
 
     /** One pgbench per wanrep site at once, the clients split among them; tps and failures summed. */
     private Run measureEverySite(Workload w, int seconds) throws Exception {
         int per = Math.max(1, clients / wanrepPorts.size());
-        List<java.util.concurrent.Future<Run>> fs = new ArrayList<>();
-        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(wanrepPorts.size());
-        try {
-            for (int port : wanrepPorts) {
-                List<String> a = pgbenchArgs(w, per, 1, seconds);
-                fs.add(pool.submit(() -> parse(w, "wanrep", run(port, a, seconds + 180))));
-            }
-            double tps = 0;
-            long failed = 0, txns = 0;
-            List<String> notes = new ArrayList<>();
-            for (var f : fs) {
-                Run r = f.get();
-                tps += r.tps();
-                failed += r.failed();
-                txns += r.transactions();
-                if (!r.note().isEmpty()) notes.add(r.note());
-            }
-            return new Run(w.name(), "wanrep", tps, failed, String.join("; ", notes), txns);
-        } finally {
-            pool.shutdownNow();
-        }
+        List<Run> each = atOnce(w, "wanrep", wanrepPorts, pgbenchArgs(w, per, 1, seconds), seconds);
+        double tps = each.stream().mapToDouble(Run::tps).sum();
+        long txns = each.stream().mapToLong(Run::transactions).sum();
+        long failed = each.stream().mapToLong(Run::failed).sum();
+        return new Run(w.name(), "wanrep", tps, failed, notes(each), txns);
+    }
+
+    /** The runs' notes (pgbench stopped early), joined. */
+    private static String notes(List<Run> each) {
+        return String.join("; ", each.stream().map(Run::note).filter(n -> !n.isEmpty()).toList());
     }
 
     private static Run parse(Workload w, String system, Result r) {
@@ -636,15 +629,20 @@ public final class PeerBench {
         b.append(String.format("%n%-42s", "workload"));
         for (int i = 0; i < present.size(); i++) b.append(String.format(" %8s %6s %6s %7s ", "tps", "ratio", "failed", "cpu/tx"));
         b.append('\n');
-        Map<String, List<Run>> byWorkload = new LinkedHashMap<>();
-        for (Run r : runs) byWorkload.computeIfAbsent(r.workload(), k -> new ArrayList<>()).add(r);
-        byWorkload.forEach((w, rs) -> {
+        byWorkload(runs).forEach((w, rs) -> {
             double direct = rs.stream().filter(r -> r.system().equals("direct")).mapToDouble(Run::tps).findFirst().orElse(Double.NaN);
             b.append(String.format("%-42s", w));
             for (Run r : rs) b.append(String.format(" %8.0f %6.2f %6d %5.0fus%s", r.tps(), r.tps() / direct, r.failed(), r.cpuMicrosPerTxn(), r.note().isEmpty() ? " " : "!"));
             b.append('\n');
         });
         return b.toString();
+    }
+
+    /** The runs by workload, in the order they ran (a table's rows). */
+    private static Map<String, List<Run>> byWorkload(List<Run> runs) {
+        Map<String, List<Run>> out = new LinkedHashMap<>();
+        for (Run r : runs) out.computeIfAbsent(r.workload(), k -> new ArrayList<>()).add(r);
+        return out;
     }
 
     /** The systems that ran, in {@link #SYSTEMS}' order (the columns of the tables). */
@@ -660,9 +658,7 @@ public final class PeerBench {
         b.append(String.format("%n%-42s", "workload"));
         for (int i = 0; i < present.size(); i++) b.append(String.format(" %7s %7s %7s  ", "servers", "middle", "rest"));
         b.append('\n');
-        Map<String, List<Run>> byWorkload = new LinkedHashMap<>();
-        for (Run r : runs) byWorkload.computeIfAbsent(r.workload(), k -> new ArrayList<>()).add(r);
-        byWorkload.forEach((w, rs) -> {
+        byWorkload(runs).forEach((w, rs) -> {
             b.append(String.format("%-42s", w));
             for (Run r : rs) b.append(String.format(" %7.0f %7.0f %7.0f  ", r.serversMicrosPerTxn(), r.middlewareMicrosPerTxn(),
                     r.cpuMicrosPerTxn() - r.serversMicrosPerTxn() - r.middlewareMicrosPerTxn()));
@@ -749,9 +745,7 @@ public final class PeerBench {
         StringBuilder b = new StringBuilder(String.format("%-42s", "share of the ceiling (" + CEILING + ")"));
         for (String s : shown) b.append(String.format(" %10s", s));
         b.append('\n');
-        Map<String, List<Run>> byWorkload = new LinkedHashMap<>();
-        for (Run r : runs) byWorkload.computeIfAbsent(r.workload(), k -> new ArrayList<>()).add(r);
-        byWorkload.forEach((w, rs) -> {
+        byWorkload(runs).forEach((w, rs) -> {
             b.append(String.format("%-42s", w));
             for (String s : shown) {
                 double share = rs.stream().filter(r -> r.system().equals(s)).mapToDouble(r -> ceilingShare(runs, r)).findFirst().orElse(Double.NaN);
