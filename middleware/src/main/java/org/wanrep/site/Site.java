@@ -228,8 +228,11 @@ public final class Site implements AutoCloseable {
             engine.primeCertifierFrom(new LogFetcher(cluster, name));
         }
         String logDir = c.get("rejoin.log_dir");
-        engine.keepLog(logDir == null || logDir.isBlank() ? org.wanrep.txn.OrderedLog.inMemory(c.getInt("rejoin.log_window"))
-                : org.wanrep.txn.OrderedLog.open(java.nio.file.Path.of(logDir).resolve(name + ".orderlog"), c.getInt("rejoin.log_window")));
+        int logMb = c.getInt("rejoin.log_max_mb");
+        if (logMb < 1) throw new Config.ConfigException("rejoin.log_max_mb: " + logMb + " is not at least 1");
+        long logBytes = (long) logMb << 20;
+        engine.keepLog(logDir == null || logDir.isBlank() ? org.wanrep.txn.OrderedLog.temporary(c.getInt("rejoin.log_window"), logBytes)
+                : org.wanrep.txn.OrderedLog.open(java.nio.file.Path.of(logDir).resolve(name + ".orderlog"), c.getInt("rejoin.log_window"), logBytes));
         LatencyMatrix matrix = matrix(c);
         List<String> hosts = new ArrayList<>();
         for (String s : sites(cluster)) {   // discovery: every site whose address the configuration gives

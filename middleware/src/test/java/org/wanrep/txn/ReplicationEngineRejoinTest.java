@@ -67,10 +67,11 @@ class ReplicationEngineRejoinTest {
         assertThat(e.lastCatchUp()).isEqualTo(new ReplicationEngine.CatchUp(4, e.lastCatchUp().millis()));
         assertThat(e.acceptedView()).isEqualTo(view(true, true, 10));
         // the log it keeps now serves others from where it caught up
-        OrderedLog log = OrderedLog.inMemory(100);
-        e.keepLog(log);
-        e.ordered(new GcsMessage(new MsgId("b/1", 1), Delivery.SAFE, request(10, "t1")), 10);
-        assertThat(log.last()).isEqualTo(10);
+        try (OrderedLog log = OrderedLog.temporary(100, 1 << 20)) {
+            e.keepLog(log);
+            e.ordered(new GcsMessage(new MsgId("b/1", 1), Delivery.SAFE, request(10, "t1")), 10);
+            assertThat(log.last()).isEqualTo(10);
+        }
     }
 
     private static final List<String> ABC = List.of("a/1", "b/1", "c/2");
