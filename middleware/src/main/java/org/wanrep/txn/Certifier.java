@@ -4,6 +4,7 @@ import org.wanrep.lock.LockMode;
 import org.wanrep.lock.TableSet;
 
 import java.util.ArrayDeque;
+import java.util.Arrays;
 import java.util.Map;
 
 /**
@@ -33,10 +34,19 @@ public final class Certifier {
         static final Decision COMMIT = new Decision(true, "no conflict");
     }
 
-    private record Entry(long gsn, TableSet tables) {}
+    /**
+     * What a delivery in the window wrote, all that certification asks of it: the tables, interned, and for each
+     * table written by key only ({@code keys[i]} not null) the sorted hashes of those keys. A tenth of its lock set's
+     * memory, kept for {@code capacity} deliveries. Two keys of one hash conflict: an abort more, never a conflict
+     * missed; so does a table written by more than {@link #MAX_KEYS} keys, kept as written whole.
+     */
+    private record Written(long gsn, boolean all, String[] tables, long[][] keys) {}
+
+    /** The most written keys of one table a delivery keeps in the window; beyond, it wrote the whole table. */
+    static final int MAX_KEYS = 256;
 
     private final int capacity;
-    private final ArrayDeque<Entry> window = new ArrayDeque<>();
+    private final ArrayDeque<Written> window = new ArrayDeque<>();
     /** Every delivery with a GSN above this is in the window (or wrote nothing). */
     private long horizon;
 
@@ -75,7 +85,7 @@ public final class Certifier {
     public void delivered(long gsn, TableSet tables) {
         seen(gsn);
         if (!tables.all() && tables.writes().isEmpty()) return;
-        window.addLast(new Entry(gsn, tables));
+        window.addLast(written(gsn, tables));
         while (window.size() > capacity) horizon = window.removeFirst().gsn();
     }
 
@@ -99,34 +109,69 @@ public final class Certifier {
         if (snapshotGsn < knownAfter) return null;
         // newest first: a conflict is usually recent
         for (var it = window.descendingIterator(); it.hasNext(); ) {
-            Entry e = it.next();
+            Written e = it.next();
             if (e.gsn() >= gsn) continue;   // only what came between its snapshot and its own delivery counts
             if (e.gsn() <= snapshotGsn) break;
-            String c = conflict(e.tables(), block, rowPositions, e.gsn());
+            String c = conflict(e, block, rowPositions);
             if (c != null) return new Decision(false, c + " by GSN " + e.gsn() + " after its snapshot (GSN " + snapshotGsn + ")");
         }
         delivered(gsn, block);
         return Decision.COMMIT;
     }
 
-    /**
-     * What of {@code block}'s reads or writes {@code later} (delivered after the block's snapshot)
-     * wrote, or null. Row-level only where both sides pinned the table's rows.
-     */
-    static String conflict(TableSet later, TableSet block) { return conflict(later, block, Map.of(), Long.MAX_VALUE); }
+    private static Written written(long gsn, TableSet s) {
+        if (s.all()) return new Written(gsn, true, new String[0], new long[0][]);
+        String[] tables = new String[s.writes().size()];
+        long[][] keys = new long[tables.length][];
+        int i = 0;
+        for (String t : s.writes()) {
+            tables[i] = t.intern();   // the same few names in every delivery: one copy of each
+            Map<String, LockMode> rows = s.rows().get(t);
+            if (rows != null) {
+                long[] k = new long[rows.size()];
+                int n = 0;
+                for (var r : rows.entrySet()) if (r.getValue() == LockMode.WRITE) k[n++] = hash(r.getKey());
+                if (n <= MAX_KEYS) {
+                    keys[i] = Arrays.copyOf(k, n);
+                    Arrays.sort(keys[i]);
+                }
+            }
+            i++;
+        }
+        return new Written(gsn, false, tables, keys);
+    }
 
-    /** As {@link #conflict(TableSet, TableSet)}; a row whose position in {@code rowPositions} is at least {@code laterGsn} was seen. */
-    static String conflict(TableSet later, TableSet block, Map<String, Long> rowPositions, long laterGsn) {
+    /** A key's 64-bit hash (FNV-1a over its chars, then mixed): the same at every site, as certification must be. */
+    static long hash(String key) {
+        long h = 0xcbf29ce484222325L;
+        for (int i = 0; i < key.length(); i++) {
+            h ^= key.charAt(i);
+            h *= 0x100000001b3L;
+        }
+        h ^= h >>> 33;
+        h *= 0xff51afd7ed558ccdL;
+        h ^= h >>> 33;
+        return h;
+    }
+
+    /**
+     * What of {@code block}'s reads or writes {@code later} (delivered after the block's snapshot) wrote, or null.
+     * Row-level only where both sides pinned the table's rows; a row whose position in {@code rowPositions} is at
+     * least the later delivery's GSN was seen.
+     */
+    private static String conflict(Written later, TableSet block, Map<String, Long> rowPositions) {
         if (later.all()) return "a write of every table";
-        if (block.all()) return "a write (of " + later.writes() + ") while the block reached every table";
-        for (String t : later.writes()) {
+        if (block.all()) return "a write (of " + Arrays.toString(later.tables()) + ") while the block reached every table";
+        for (int i = 0; i < later.tables().length; i++) {
+            String t = later.tables()[i];
             if (!touches(block, t)) continue;
-            Map<String, LockMode> laterRows = later.rows().get(t), blockRows = block.rows().get(t);
-            if (laterRows == null || blockRows == null) return "a write of table " + t;
-            for (var k : laterRows.entrySet())
-                if (k.getValue() == LockMode.WRITE && blockRows.containsKey(k.getKey())
-                        && rowPositions.getOrDefault(t + TableSet.ROW + k.getKey(), Long.MIN_VALUE) < laterGsn)
-                    return "a write of " + t + " row " + k.getKey().replace(TableSet.ROW, '|');
+            long[] laterKeys = later.keys()[i];
+            Map<String, LockMode> blockRows = block.rows().get(t);
+            if (laterKeys == null || blockRows == null) return "a write of table " + t;
+            for (String k : blockRows.keySet())
+                if (Arrays.binarySearch(laterKeys, hash(k)) >= 0
+                        && rowPositions.getOrDefault(t + TableSet.ROW + k, Long.MIN_VALUE) < later.gsn())
+                    return "a write of " + t + " row " + k.replace(TableSet.ROW, '|');
         }
         return null;
     }

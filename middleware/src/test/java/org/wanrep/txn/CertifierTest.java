@@ -159,4 +159,35 @@ class CertifierTest {
         fresh.seen(1);
         assertThat(fresh.certify(2, 0, TableSet.of(Set.of("t"), Set.of("t"))).commit()).isTrue();
     }
+    @Test
+    void aTableWrittenByMoreKeysThanItKeepsConflictsWhole() {
+        Map<String, LockMode> keys = new java.util.HashMap<>();
+        for (int k = 0; k < Certifier.MAX_KEYS; k++) keys.put("k" + k, LockMode.WRITE);
+        Certifier c = new Certifier(100);
+        c.delivered(11, rows("t", keys));
+        assertThat(c.certify(12, 10, rows("t", Map.of("x", LockMode.READ))).commit()).as("%d keys are kept", Certifier.MAX_KEYS).isTrue();
+        assertThat(c.certify(13, 10, rows("t", Map.of("k7", LockMode.READ))).commit()).isFalse();
+        keys.put("one more", LockMode.WRITE);
+        c.delivered(14, rows("t", keys));
+        Certifier.Decision d = c.certify(15, 13, rows("t", Map.of("x", LockMode.READ)));
+        assertThat(d.commit()).isFalse();
+        assertThat(d.reason()).contains("a write of table t").contains("GSN 14");
+    }
+
+    @Test
+    void theWindowKeepsNoneOfADeliverysLockSet() throws Exception {
+        Certifier c = new Certifier(100);
+        TableSet s = union(rows("public.acc", Map.of("1", LockMode.WRITE)), TableSet.of(Set.of("public.hist"), Set.of("public.hist")));
+        java.lang.ref.WeakReference<TableSet> ref = new java.lang.ref.WeakReference<>(s);
+        c.delivered(11, s);
+        s = null;
+        for (int i = 0; i < 50 && ref.get() != null; i++) {
+            System.gc();
+            Thread.sleep(20);
+        }
+        assertThat(ref.get() == null).as("the window keeps what the delivery wrote, not its lock set").isTrue();
+        assertThat(c.certify(12, 10, rows("public.acc", Map.of("1", LockMode.READ))).reason()).contains("public.acc row 1").contains("GSN 11");
+        assertThat(c.certify(13, 10, rows("public.acc", Map.of("2", LockMode.READ))).commit()).isTrue();
+        assertThat(c.certify(14, 10, TableSet.of(Set.of("public.hist"), Set.of())).reason()).contains("a write of table public.hist");
+    }
 }
