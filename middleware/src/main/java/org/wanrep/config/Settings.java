@@ -27,6 +27,7 @@ public final class Settings {
             Setting.of("writeset.appliers", "4", "write-set policies: connections per database that apply write sets shipped by other sites"),
             Setting.of("pool.wait_timeout_ms", "30000", "how long a request waits for a backend connection before SQLSTATE 53300"),
             Setting.of("flow.max_backlog", "1000", "flow control: new updates wait at their origin while any site of the primary view reports more delivered-but-unfinished transactions than this (0: off)"),
+            Setting.of("flow.max_backlog_mb", "256", "flow control: new updates also wait at their origin while any site of the primary view reports more than this many MiB of SQL and data in its delivered-but-unfinished transactions (0: no such limit)"),
             Setting.of("flow.wait_timeout_ms", "30000", "flow control: how long an update waits for the backlogs to drain before SQLSTATE 53400 (nothing was ordered)"),
             Setting.of("audit.report_interval_ms", "500", "how often a site multicasts a digest of the outcomes (committed or failed, command tags, row counts, SQLSTATE) of the updates it finished, which the others compare with theirs; a site whose outcomes at least half of the view does not share stops (0: off)"),
             Setting.of("flow.report_interval_ms", "50", "flow control: how often a site multicasts its backlog when it changed (at least once a second)"),

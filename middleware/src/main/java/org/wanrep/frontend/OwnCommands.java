@@ -92,7 +92,7 @@ final class OwnCommands {
         long now = System.nanoTime();
         flow.reports().forEach((member, r) -> {
             if (r.site().equals(ctx.site())) return;
-            String over = flow.maxBacklog() > 0 && r.backlog() > flow.maxBacklog() ? ", over flow.max_backlog" : "";
+            String limit = flow.over(r), over = limit.isEmpty() ? "" : ", over " + limit;
             rows.add(List.of(r.site(), "reported " + (now - r.atNanos()) / 1_000_000 + " ms ago" + over, "", Integer.toString(r.backlog()), ""));
         });
         return new Answer("SHOW", List.of("site", "state", "last_gsn", "pending", "members"), rows);

@@ -243,7 +243,10 @@ public final class Site implements AutoCloseable {
         GcsSettings gs = new GcsSettings(c.get("cluster.name"), name, incarnation, sites, sequencer(c), c.get("gcs.host"),
                 c.getInt("gcs.port"), hosts, matrix, c.getDouble("gcs.jitter_ms"), c.getInt("gcs.ack_interval_ms"), c.get("gcs.bootstrap").equals("on"))
                 .withSecretFile(c.get("gcs.secret_file").isEmpty() ? null : java.nio.file.Path.of(c.get("gcs.secret_file")));
-        FlowControl flow = new FlowControl(name, c.getInt("flow.max_backlog"), c.getInt("flow.wait_timeout_ms"), c.getInt("flow.report_interval_ms"));
+        int backlogMb = c.getInt("flow.max_backlog_mb");
+        if (backlogMb < 0) throw new Config.ConfigException("flow.max_backlog_mb: " + backlogMb + " is negative");
+        FlowControl flow = new FlowControl(name, c.getInt("flow.max_backlog"), (long) backlogMb << 20, c.getInt("flow.wait_timeout_ms"),
+                c.getInt("flow.report_interval_ms"));
         org.wanrep.txn.OutcomeAudit audit = new org.wanrep.txn.OutcomeAudit(name, c.getInt("audit.report_interval_ms"));
         engine.auditOutcomes(audit);
         audit.onDivergence(engine::fail);
@@ -257,7 +260,7 @@ public final class Site implements AutoCloseable {
         engine.attach(gcs);
         gcs.onFatal(engine::fail);   // a delivery the engine failed on stops the site (fires at once if one failed already)
         engine.flowControl(flow);
-        flow.start(gcs, gcs.self(), engine::pending, engine::lagBehind, engine::finishedThrough);
+        flow.start(gcs, gcs.self(), engine::pending, engine::pendingBytes, engine::lagBehind, engine::finishedThrough);
         audit.start(gcs, gcs.self(), engine::finishedThrough);
         if (channel != null) channel.attach(gcs);
         try {

@@ -25,7 +25,8 @@ import java.util.function.IntSupplier;
  * message whenever it changed, at most every {@code flow.report_interval_ms}, and at least once a second.
  * A new update (an autocommit request or a block's BEGIN; never a block's log or release, which end work
  * that holds locks already) waits at its origin, before it is multicast, while any member of the primary
- * view last reported a backlog above {@code flow.max_backlog}. It waits at most {@code flow.wait_timeout_ms};
+ * view last reported a backlog above {@code flow.max_backlog} transactions or {@code flow.max_backlog_mb} of their SQL and
+ * data (so that a slow site's backlog of large requests cannot exhaust its memory). It waits at most {@code flow.wait_timeout_ms};
  * then the client gets SQLSTATE 53400 (configuration_limit_exceeded): the limit, not the client, decided,
  * and nothing was ordered, so the request may simply be retried.
  *
@@ -42,8 +43,8 @@ public final class FlowControl {
     /** First bytes of a report, telling it apart from a write set (whose first byte is its codec version, 1). */
     private static final int MAGIC = 0x57464C57;   // "WFLW"
 
-    /** A site's last report: its site name and backlog, when it arrived here (nanoTime). */
-    public record Report(String site, int backlog, long lag, long done, long atNanos) {}
+    /** A site's last report: its site name, backlog (transactions, and bytes of their SQL and data), when it arrived here (nanoTime). */
+    public record Report(String site, int backlog, long bytes, long lag, long done, long atNanos) {}
 
     /** The update was not let in within the wait: SQLSTATE 53400. */
     public static final class Throttled extends RuntimeException {
@@ -52,10 +53,11 @@ public final class FlowControl {
     }
 
     /** No limit: every update goes at once (engines built without a site, e.g. in unit tests). */
-    public static final FlowControl NONE = new FlowControl("", 0, 0, 100);
+    public static final FlowControl NONE = new FlowControl("", 0, 0, 0, 100);
 
     private final String site;
     private final int maxBacklog;
+    private final long maxBacklogBytes;
     private final long waitTimeoutMs;
     private final long reportIntervalMs;
     /** Last report per group member (member name), this site's own included. */
@@ -65,8 +67,14 @@ public final class FlowControl {
 
     /** {@code maxBacklog} 0 turns flow control off (reports are still sent, for {@code SHOW wanrep.sites}). */
     public FlowControl(String site, int maxBacklog, long waitTimeoutMs, long reportIntervalMs) {
+        this(site, maxBacklog, 0, waitTimeoutMs, reportIntervalMs);
+    }
+
+    /** As above, also holding updates back while a site's backlog is above {@code maxBacklogBytes} (0: no such limit). */
+    public FlowControl(String site, int maxBacklog, long maxBacklogBytes, long waitTimeoutMs, long reportIntervalMs) {
         this.site = site;
         this.maxBacklog = maxBacklog;
+        this.maxBacklogBytes = maxBacklogBytes;
         this.waitTimeoutMs = waitTimeoutMs;
         this.reportIntervalMs = Math.max(1, reportIntervalMs);
     }
@@ -75,7 +83,7 @@ public final class FlowControl {
 
     /**
      * The throttle decision: the members of {@code primary} (the current view; null or not primary: none)
-     * whose last reported backlog is above the limit, as "site (backlog)", or empty if an update may go.
+     * whose last reported backlog is above a limit, as "site (backlog)", or empty if an update may go.
      */
     public synchronized String overLimit(GcsView view) {
         if (maxBacklog <= 0 || view == null || !view.primary()) return "";
@@ -86,9 +94,19 @@ public final class FlowControl {
         StringBuilder b = new StringBuilder();
         for (String m : members) {
             Report r = reports.get(m);
-            if (r != null && r.backlog() > maxBacklog) b.append(b.isEmpty() ? "" : ", ").append(r.site()).append(" (").append(r.backlog()).append(')');
+            if (r == null || over(r).isEmpty()) continue;
+            b.append(b.isEmpty() ? "" : ", ").append(r.site()).append(" (").append(r.backlog());
+            if (maxBacklogBytes > 0 && r.bytes() > maxBacklogBytes) b.append(" transactions, ").append(r.bytes() >> 20).append(" MB");
+            b.append(')');
         }
         return b.toString();
+    }
+
+    /** Which limit {@code r} is above, as its setting's name, or empty (flow control off, or under both). */
+    public String over(Report r) {
+        if (maxBacklog <= 0) return "";
+        if (r.backlog() > maxBacklog) return "flow.max_backlog";
+        return maxBacklogBytes > 0 && r.bytes() > maxBacklogBytes ? "flow.max_backlog_mb" : "";
     }
 
     /**
@@ -104,7 +122,8 @@ public final class FlowControl {
                 long left = (end - System.nanoTime()) / 1_000_000L;
                 if (left <= 0)
                     throw new Throttled("wanrep: update not ordered: the backlog of delivered transactions not yet executed is above flow.max_backlog = "
-                            + maxBacklog + " at " + over + " for more than " + waitTimeoutMs + " ms");
+                            + maxBacklog + (maxBacklogBytes > 0 ? " or flow.max_backlog_mb = " + (maxBacklogBytes >> 20) : "")
+                            + " at " + over + " for more than " + waitTimeoutMs + " ms");
                 wait(Math.min(left, 50));   // a report notifies; the view may change without one
             }
         }
@@ -117,15 +136,15 @@ public final class FlowControl {
     }
 
     /** Records a report (also used for this site's own backlog) and wakes waiting updates. */
-    public void report(String member, String site, int backlog) { report(member, site, backlog, 0, 0); }
+    public void report(String member, String site, int backlog) { report(member, site, backlog, 0, 0, 0); }
 
     /**
-     * Records a report with the member's catch-up lag (0: it serves) and the GSN it finished everything
-     * up to, and wakes waiting updates.
+     * Records a report with the bytes of the backlog's SQL and data, the member's catch-up lag (0: it serves) and
+     * the GSN it finished everything up to, and wakes waiting updates.
      */
-    public synchronized void report(String member, String site, int backlog, long lag, long done) {
+    public synchronized void report(String member, String site, int backlog, long bytes, long lag, long done) {
         long now = System.nanoTime();
-        reports.put(member, new Report(site, backlog, lag, done, now));
+        reports.put(member, new Report(site, backlog, bytes, lag, done, now));
         pacer.lag(member, lag, done, now);
         notifyAll();
     }
@@ -135,31 +154,37 @@ public final class FlowControl {
 
     // ------------------------------------------------------------------ reports on the group
 
-    static byte[] encode(String site, int backlog) { return encode(site, backlog, 0, 0); }
+    static byte[] encode(String site, int backlog) { return encode(site, backlog, 0, 0, 0); }
 
-    static byte[] encode(String site, int backlog, long lag, long done) {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream(40);
-        try (DataOutputStream out = new DataOutputStream(bytes)) {
+    static byte[] encode(String site, int backlog, long bytes, long lag, long done) {
+        ByteArrayOutputStream encoded = new ByteArrayOutputStream(48);
+        try (DataOutputStream out = new DataOutputStream(encoded)) {
             out.writeInt(MAGIC);
             out.writeUTF(site);
             out.writeInt(backlog);
             out.writeLong(lag);   // appended: a site that reads only the backlog ignores them
             out.writeLong(done);
+            out.writeLong(bytes);
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }
-        return bytes.toByteArray();
+        return encoded.toByteArray();
     }
 
     static boolean isReport(byte[] payload) { return GroupReports.startsWith(payload, MAGIC); }
 
-    private void received(GcsMessage m) {
+    void received(GcsMessage m) {
         try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(m.payload()))) {
             in.readInt();
             String s = in.readUTF();
             int backlog = in.readInt();
-            long lag = in.available() >= 16 ? in.readLong() : 0, done = lag > 0 ? in.readLong() : 0;
-            report(m.sender(), s, backlog, lag, done);
+            long lag = 0, done = 0, bytes = 0;
+            if (in.available() >= 16) {
+                lag = in.readLong();
+                done = in.readLong();
+            }
+            if (in.available() >= 8) bytes = in.readLong();
+            report(m.sender(), s, backlog, bytes, lag, lag > 0 ? done : 0);
         } catch (IOException e) {
             LOG.error("undecodable backlog report from {}: {}", m.sender(), e.toString());
         }
@@ -199,22 +224,24 @@ public final class FlowControl {
     }
 
     /**
-     * Starts reporting this site's {@code backlog}, catch-up {@code lag} and the GSN it finished everything
-     * up to ({@code done}) on {@code gcs} as member {@code self}.
+     * Starts reporting this site's {@code backlog} (transactions, and {@code bytes} of their SQL and data), catch-up
+     * {@code lag} and the GSN it finished everything up to ({@code done}) on {@code gcs} as member {@code self}.
      */
-    public void start(Gcs gcs, String self, IntSupplier backlog, java.util.function.LongSupplier lag, java.util.function.LongSupplier done) {
+    public void start(Gcs gcs, String self, IntSupplier backlog, java.util.function.LongSupplier bytes,
+                      java.util.function.LongSupplier lag, java.util.function.LongSupplier done) {
         Thread t = Thread.ofPlatform().daemon().name("wanrep-flow-" + site).start(() -> {
             int last = -1;
-            long lastSent = 0, lastLag = -1;
+            long lastSent = 0, lastLag = -1, lastBytes = -1;
             while (!Thread.currentThread().isInterrupted()) {
                 try {
                     int b = backlog.getAsInt();
-                    long l = lag.getAsLong(), d = l > 0 ? done.getAsLong() : 0;
-                    report(self, site, b, l, d);   // our own, at once (the looped-back copy says the same)
-                    if (b != last || l != lastLag || l > 0 || System.nanoTime() - lastSent > 1_000_000_000L) {
-                        MsgId id = gcs.multicast(encode(site, b, l, d), Delivery.RELIABLE);
+                    long by = bytes.getAsLong(), l = lag.getAsLong(), d = l > 0 ? done.getAsLong() : 0;
+                    report(self, site, b, by, l, d);   // our own, at once (the looped-back copy says the same)
+                    if (b != last || by != lastBytes || l != lastLag || l > 0 || System.nanoTime() - lastSent > 1_000_000_000L) {
+                        MsgId id = gcs.multicast(encode(site, b, by, l, d), Delivery.RELIABLE);
                         if (id != null) sentReports.add(id);
                         last = b;
+                        lastBytes = by;
                         lastLag = l;
                         lastSent = System.nanoTime();
                     }

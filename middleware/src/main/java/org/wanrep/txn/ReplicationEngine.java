@@ -1826,6 +1826,13 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     /** Transactions delivered here and not finished yet (0 when this site has caught up). */
     public synchronized int pending() { return txns.size(); }
 
+    /** The bytes of SQL and data those transactions hold here (summed when asked: a few times a second, for flow control). */
+    public synchronized long pendingBytes() {
+        long n = 0;
+        for (Txn t : txns.values()) n += t.request().bytes();
+        return n;
+    }
+
     /** Diagnostics: transactions here, waiting for locks, lock queues. */
     public synchronized String describe() {
         Txn turn = unfinished.isEmpty() ? null : unfinishedTxns.get(unfinished.first());

@@ -69,6 +69,13 @@ public record TxnRequest(RequestId id, Kind kind, TableSet tables, String databa
     /** The role every site runs this request as, or null for the replica user. */
     public String role() { return settings.get(ROLE); }
 
+    /** The bytes of SQL and data it carries (its messages and write set): what a site holds until it finishes it. */
+    public long bytes() {
+        long n = writeSet == null ? 0 : writeSet.length;
+        if (messages != null) for (WireMessage m : messages) n += m.payload().length;
+        return n;
+    }
+
     public TxnRequest {
         messages = List.copyOf(messages);
         settings = Map.copyOf(settings);

@@ -61,4 +61,36 @@ class FlowControlTest {
         assertThat(FlowControl.isReport(FlowControl.encode("boston", 42))).isTrue();
         assertThat(FlowControl.isReport(new byte[] {1, 0, 6, 'b'})).as("a write set starts with its codec version").isFalse();
     }
+    @Test
+    void aBacklogOfManyBytesHoldsUpdatesBackToo() {
+        FlowControl f = new FlowControl("a", 1000, 64L << 20, 1000, 10);
+        f.report("b-1", "b", 3, 64L << 20, 0, 0);
+        assertThat(f.overLimit(view(true, "a-1", "b-1"))).as("at the limit is not over it").isEmpty();
+        f.report("b-1", "b", 3, (64L << 20) + 1, 0, 0);
+        assertThat(f.overLimit(view(true, "a-1", "b-1"))).isEqualTo("b (3 transactions, 64 MB)");
+        assertThat(f.over(f.reports().get("b-1"))).isEqualTo("flow.max_backlog_mb");
+        f.report("b-1", "b", 1001, 10, 0, 0);
+        assertThat(f.over(f.reports().get("b-1"))).isEqualTo("flow.max_backlog");
+        assertThat(new FlowControl("a", 1000, 0, 1000, 10).overLimit(view(true, "c-1"))).isEmpty();
+        FlowControl noBytes = new FlowControl("a", 1000, 0, 1000, 10);
+        noBytes.report("b-1", "b", 3, Long.MAX_VALUE, 0, 0);
+        assertThat(noBytes.overLimit(view(true, "a-1", "b-1"))).as("0: no byte limit").isEmpty();
+        FlowControl off = new FlowControl("a", 0, 1, 1000, 10);
+        off.report("b-1", "b", 3, 100, 0, 0);
+        assertThat(off.overLimit(view(true, "a-1", "b-1"))).as("flow control off").isEmpty();
+    }
+
+    @Test
+    void aReportCarriesTheBacklogsBytesAndLag() {
+        FlowControl f = new FlowControl("a", 1000, 1 << 20, 1000, 10);
+        f.received(new org.wanrep.gcs.GcsMessage(new org.wanrep.gcs.MsgId("b-1", 1), org.wanrep.gcs.Delivery.RELIABLE,
+                FlowControl.encode("b", 7, 5L << 20, 12, 340)));
+        FlowControl.Report r = f.reports().get("b-1");
+        assertThat(r.site()).isEqualTo("b");
+        assertThat(r.backlog()).isEqualTo(7);
+        assertThat(r.bytes()).isEqualTo(5L << 20);
+        assertThat(r.lag()).isEqualTo(12);
+        assertThat(r.done()).isEqualTo(340);
+        assertThat(f.overLimit(view(true, "a-1", "b-1"))).isEqualTo("b (7 transactions, 5 MB)");
+    }
 }

@@ -37,6 +37,9 @@ class TxnRequestCodecTest {
         assertThat(wd.shipsWriteSet()).isTrue();
         assertThat(wd.writeSet()).containsExactly(1, 2, 3);
         assertThat(wd.kind()).isEqualTo(TxnRequest.Kind.WRITESET_LOG);
+        // what a site holds of them until they finish (flow.max_backlog_mb): messages' and write set's bytes
+        assertThat(d.bytes()).isEqualTo("UPDATE b SET x = 1\0".length());
+        assertThat(wd.bytes()).isEqualTo(3);
         // row locks travel too: every site enqueues the lock set the origin derived
         TableSet rows = new TableSet(Set.of("public.a"), Set.of("public.b", "public.h"), false, java.util.Map.of(
                 "public.b", java.util.Map.of("5", org.wanrep.lock.LockMode.WRITE, "1\0x", org.wanrep.lock.LockMode.READ),
