@@ -42,6 +42,9 @@ public final class Certifier {
      */
     private record Written(long gsn, boolean all, String[] tables, long[][] keys) {}
 
+    private static final String[] NO_TABLES = {};
+    private static final long[][] NO_KEYS = {};
+
     /** The most written keys of one table a delivery keeps in the window; beyond, it wrote the whole table. */
     static final int MAX_KEYS = 256;
 
@@ -120,7 +123,7 @@ public final class Certifier {
     }
 
     private static Written written(long gsn, TableSet s) {
-        if (s.all()) return new Written(gsn, true, new String[0], new long[0][]);
+        if (s.all()) return new Written(gsn, true, NO_TABLES, NO_KEYS);
         String[] tables = new String[s.writes().size()];
         long[][] keys = new long[tables.length][];
         int i = 0;
