@@ -123,12 +123,8 @@ public final class OrderedLog implements AutoCloseable {
                     break;   // a torn tail from a crash: what came before is intact (and appends go on from there)
                 }
                 end = counter.count;
-                if (e.isView()) views.addLast(new View(e.gsn(), e.members(), at));
-                else {
-                    if (ordered > 0 && e.gsn() != last() + 1) reset();   // the site started its log afresh here
-                    push(e.gsn(), at);
-                }
-                trim();
+                if (!e.isView() && ordered > 0 && e.gsn() != last() + 1) reset();   // the site started its log afresh here
+                index(e, at);
             }
         }
         LOG.info("ordered-request log {}: {} requests loaded{}", file, ordered, ordered == 0 ? "" : ", GSN " + first() + " to " + last());
@@ -213,9 +209,7 @@ public final class OrderedLog implements AutoCloseable {
             write(out, e);
             end = counted.count;
             dirty = true;
-            if (e.isView()) views.addLast(new View(e.gsn(), e.members(), at));
-            else push(e.gsn(), at);
-            trim();
+            index(e, at);
             long from = heldFrom();
             if (from >= Math.max(minRewriteBytes, end - from)) rewrite(from);
         } catch (IOException x) {
@@ -232,9 +226,15 @@ public final class OrderedLog implements AutoCloseable {
     }
 
     private void reset() {
-        head = 0;
-        ordered = 0;
+        ordered = 0;   // push starts the ring afresh
         views.clear();
+    }
+
+    /** Holds {@code e}, written at {@code at} (its GSN follows the last one held, or starts the log), then trims. */
+    private void index(Entry e, long at) {
+        if (e.isView()) views.addLast(new View(e.gsn(), e.members(), at));
+        else push(e.gsn(), at);
+        trim();
     }
 
     private void push(long gsn, long at) {
