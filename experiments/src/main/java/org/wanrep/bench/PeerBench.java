@@ -282,7 +282,9 @@ public final class PeerBench {
                     out.printf("  %-42s %-10s ... ", w.name(), s);
                     out.flush();
                     Run r = measure(w, s, ports.get(s));
-                    out.printf("%8.0f tps, %d failed%s%n", r.tps(), r.failed(), r.note().isEmpty() ? "" : " (" + r.note() + ")");
+                    Integer jit = s.equals("wanrep") ? jitWarmup.get(w.name()) : null;
+                    out.printf("%8.0f tps, %d failed%s%s%n", r.tps(), r.failed(), r.note().isEmpty() ? "" : " (" + r.note() + ")",
+                            jit == null ? "" : " (warmed up " + (warmup + jit) + " s: until the JIT compiler was quiet)");
                     runs.add(r);
                 }
             }
@@ -328,10 +330,59 @@ public final class PeerBench {
 
     private Run measure(Workload w, String system, int port) throws Exception {
         if (warmup > 0) measure(w, system, port, warmup);
+        if (system.equals("wanrep") && jitWarmupMax > 0) warmUntilCompiled(w, port);
         long busy = busyMicros(), switches = contextSwitches(), servers = serversMicros(system), middleware = middlewareMicros(system);
         boolean threads = system.equals("wanrep") && !w.everySite() && seconds >= THREAD_WINDOW_MIN_SECONDS;
         Run r = threads ? measureThreads(w, port) : measure(w, system, port, seconds);
         return r.withCpu(busyMicros() - busy, contextSwitches() - switches, serversMicros(system) - servers, middlewareMicros(system) - middleware);
+    }
+
+    /** After its warm-up, wanrep goes on warming up in runs of this many seconds while its JIT compiler is still busy. */
+    static final int JIT_CHUNK_SECONDS = 5;
+
+    /** The JIT compiler threads' share of one core in the last such run under which wanrep's JVM counts as warm. */
+    static final double JIT_QUIET_SHARE = 0.05;
+
+    /** At most this many seconds of it per workload (0: none; see {@link #warmUntilCompiled}). */
+    private int jitWarmupMax = 120;
+
+    /** wanrep's extra warm-up per workload until its JIT compiler was quiet, in seconds (see {@link #warmUntilCompiled}). */
+    private final Map<String, Integer> jitWarmup = new LinkedHashMap<>();
+
+    /** wanrep's JVM warms up until its JIT compiler is quiet, for at most {@code s} seconds more per workload (0: only {@link #warmup}). */
+    public PeerBench jitWarmupMax(int s) {
+        this.jitWarmupMax = s;
+        return this;
+    }
+
+    /** Per workload, the seconds wanrep warmed up beyond {@link #warmup} until its JIT compiler was quiet. */
+    public Map<String, Integer> jitWarmup() { return jitWarmup; }
+
+    /**
+     * wanrep's three sites run in this JVM, whose JIT compiler works for about a minute of a new load (a quarter of a
+     * core for ~45 s of interactive blocks, ~1% after), while the peers are compiled ahead: measured in that minute wanrep
+     * would pay for its compilation, which a site serving for hours does not. So after the fixed warm-up the same
+     * workload runs on in {@link #JIT_CHUNK_SECONDS} s runs until the compiler threads took less than
+     * {@link #JIT_QUIET_SHARE} of a core over the last one, for at most {@link #jitWarmupMax} s.
+     */
+    private void warmUntilCompiled(Workload w, int port) throws Exception {
+        long pid = ProcessHandle.current().pid();
+        int spent = 0;
+        while (spent < jitWarmupMax) {
+            Map<Long, org.wanrep.experiments.ThreadCpu.Sample> before = org.wanrep.experiments.ThreadCpu.sample(pid);
+            measure(w, "wanrep", port, JIT_CHUNK_SECONDS);
+            spent += JIT_CHUNK_SECONDS;
+            double share = compilerShare(org.wanrep.experiments.ThreadCpu.growth(before, org.wanrep.experiments.ThreadCpu.sample(pid)), JIT_CHUNK_SECONDS);
+            if (share < JIT_QUIET_SHARE) break;
+        }
+        jitWarmup.put(w.name(), spent);
+    }
+
+    /** The JIT compiler threads' CPU over {@code seconds} as a share of one core, from the growth of this JVM's thread groups. */
+    static double compilerShare(Map<String, org.wanrep.experiments.ThreadCpu.Growth> growth, int seconds) {
+        long micros = 0;
+        for (var e : growth.entrySet()) if (e.getKey().contains("CompilerThre")) micros += e.getValue().micros();
+        return micros / (seconds * 1_000_000.0);
     }
 
     /** The shortest run whose middle (its first 2 s and last 1 s left out) shows wanrep's threads at work. */
@@ -773,6 +824,13 @@ public final class PeerBench {
     /** As above, with wanrep's JVM by thread group per workload ({@code wanrep_threads}: cpu_us and wakes per transaction). */
     public static String json(List<Run> runs, int clients, int scale, int seconds, int warmup, Map<String, String> replicas,
                               Map<String, String> wanrepSettingsForJson, Map<String, Map<String, double[]>> threads) throws Exception {
+        return json(runs, clients, scale, seconds, warmup, replicas, wanrepSettingsForJson, threads, Map.of());
+    }
+
+    /** As above, with wanrep's warm-up beyond {@code warmup} per workload until its JIT compiler was quiet ({@code wanrep_jit_warmup_seconds}). */
+    public static String json(List<Run> runs, int clients, int scale, int seconds, int warmup, Map<String, String> replicas,
+                              Map<String, String> wanrepSettingsForJson, Map<String, Map<String, double[]>> threads,
+                              Map<String, Integer> jitWarmup) throws Exception {
         List<Map<String, Object>> list = new ArrayList<>();
         for (Run r : runs) {
             Map<String, Object> m = new LinkedHashMap<>();
@@ -797,6 +855,7 @@ public final class PeerBench {
         top.put("scale", scale);
         top.put("seconds", seconds);
         top.put("warmup_seconds", warmup);
+        if (!jitWarmup.isEmpty()) top.put("wanrep_jit_warmup_seconds", jitWarmup);
         top.put("replicas", replicas);
         top.put("results", list);
         if (!threads.isEmpty()) {

@@ -89,4 +89,17 @@ class PeerBenchReportTest {
         String json = PeerBench.json(List.of(), 8, 10, 20, 10, Map.of(), Map.of(), byWorkload);
         assertThat(json).contains("\"wanrep_threads\":{\"tpcb\":{\"wanrep-client\":{").contains("\"wakes_per_txn\":5.55");
     }
+
+    @Test
+    void theJitCompilersShareOfACoreDecidesWhenWanrepIsWarm() throws Exception {
+        Map<String, org.wanrep.experiments.ThreadCpu.Growth> growth = new LinkedHashMap<>();
+        growth.put("C# CompilerThre", new org.wanrep.experiments.ThreadCpu.Growth(1_000_000, 40));   // C1 and C2 threads of one group
+        growth.put("wanrep-client", new org.wanrep.experiments.ThreadCpu.Growth(9_000_000, 90_000));
+        assertThat(PeerBench.compilerShare(growth, 5)).isEqualTo(0.2);
+        growth.put("C# CompilerThre", new org.wanrep.experiments.ThreadCpu.Growth(200_000, 4));
+        assertThat(PeerBench.compilerShare(growth, 5)).isLessThan(PeerBench.JIT_QUIET_SHARE);
+        assertThat(PeerBench.compilerShare(Map.of(), 5)).isZero();
+        String json = PeerBench.json(List.of(), 8, 10, 20, 10, Map.of(), Map.of(), Map.of(), Map.of("tpcb", 35));
+        assertThat(json).contains("\"wanrep_jit_warmup_seconds\":{\"tpcb\":35}");
+    }
 }
