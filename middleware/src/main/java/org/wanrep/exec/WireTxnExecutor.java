@@ -321,10 +321,12 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
             List<WireMessage> requested = w.messages != null ? w.messages : r.messages();
             // one query string, for a simple-query request: away from the origin when the pooled session has the
             // request's settings (they apply to the whole string); at the origin, where the session is the client's own,
-            // our part being ASCII (an error's position is then moved back by its length in characters). Not a block's
-            // log: its statements ran as queries of their own at the origin, and one lexed whole would not see a setting
-            // that an earlier one changed (standard_conforming_strings, by a SET or in a trigger)
-            boolean oneQuery = commit && !t.ships() && isAscii(begin) && r.kind() == TxnRequest.Kind.AUTOCOMMIT
+            // our part being ASCII (an error's position is then moved back by its length in characters). A block's log
+            // only when it is one Query: its statements ran as queries of their own at the origin, and several lexed
+            // whole would not see a setting that an earlier one changed (standard_conforming_strings, by a SET or in a
+            // trigger); a certified block's origin joins them into one where nothing can change one (txn.ReplayLog)
+            boolean log = r.kind() == TxnRequest.Kind.STATEMENT_LOG;
+            boolean oneQuery = commit && !t.ships() && isAscii(begin) && (r.kind() == TxnRequest.Kind.AUTOCOMMIT || log)
                     && requested.size() == 1 && requested.get(0).kind() == 'Q'
                     && (onClientBackend ? w.keepReplies : !w.keepReplies && sessionAsShipped(r, resetValues));
             if (oneQuery) {
@@ -414,13 +416,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
             }
             w.fusedCommit = fuse;
             if (r.kind() == TxnRequest.Kind.STATEMENT_LOG && requestStatus != 'T' && w.error != null
-                    && !TxnExecutor.transientState(w.error.sqlState())) {
-                // an origin ships a block's log only when the block is intact there and then commits it:
-                // a log that leaves the block failed here means this replica no longer matches the origin's
-                String why = t + ": the block's log failed here (" + w.error + ") but the block is intact at its origin";
-                LOG.error("{}", why);
-                fatalHandler.accept("site replica differs from the block's origin: " + why);
-            }
+                    && !TxnExecutor.transientState(w.error.sqlState())) logFailed(t, w.error);
             if (w.error == null && checkError != null) {   // what a write set cannot carry: refused as if at COMMIT
                 w.error = checkError;
                 w.commitError = checkError;
@@ -442,6 +438,16 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
                 w.requestSent = false;
             }
         }
+    }
+
+    /**
+     * An origin ships a block's log only when the block is intact there and then commits it: a log that leaves the block
+     * failed here (not for timing) means this replica no longer matches the origin's, and the site stops.
+     */
+    private void logFailed(Txn t, PgError error) {
+        String why = t + ": the block's log failed here (" + error + ") but the block is intact at its origin";
+        LOG.error("{}", why);
+        fatalHandler.accept("site replica differs from the block's origin: " + why);
     }
 
     private static final java.util.concurrent.atomic.LongAdder ONE_QUERY_RUNS = new java.util.concurrent.atomic.LongAdder();
@@ -533,7 +539,9 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
         if (replies != null) w.replies.addAll(replies);
         if (commitFailed) w.commitError = error;   // COMMIT itself failed (a deferred constraint, a serialization failure)
         w.error = error;
-        return TxnExecutor.transientState(error.sqlState()) ? Outcome.RETRY : Outcome.ERROR;
+        boolean transientError = TxnExecutor.transientState(error.sqlState());
+        if (!commitFailed && !transientError && t.work().kind() == TxnRequest.Kind.STATEMENT_LOG) logFailed(t, error);
+        return transientError ? Outcome.RETRY : Outcome.ERROR;
     }
 
     private static int lastOfKind(List<WireMessage> ms, char kind) {

@@ -189,6 +189,8 @@ public final class InteractiveBlock {
     /** random()'s seed for the block, here at BEGIN and at every other site before its log. */
     private final long seed = RANDOM.nextLong() | 1;
     private final List<WireMessage> log = new ArrayList<>();
+    /** What the other sites replay of it if it certifies and carries no write set: its log, shortened (see {@link ReplayLog}). */
+    private final ReplayLog replay = new ReplayLog();
     private long logBytes;   // payload bytes of the log: held until the block ends
     private final Set<String> definedInLog = new HashSet<>();
     private RequestId exclusive;
@@ -385,18 +387,19 @@ public final class InteractiveBlock {
     private Relayed setUpAndRun(List<WireMessage> unit, boolean catalogChange, boolean writes) throws IOException {
         String setUp = pendingSetUp;
         pendingSetUp = null;
-        return run(unit, catalogChange, setUp == null ? null
+        return run(unit, catalogChange, writes, setUp == null ? null
                 : "SET TRANSACTION ISOLATION LEVEL " + (writes ? "READ COMMITTED" : "REPEATABLE READ") + "; " + setUp);
     }
 
-    private Relayed run(List<WireMessage> unit, boolean catalogChange) throws IOException { return run(unit, catalogChange, null); }
-
-    /** {@code setUp}: ours, to run first in the same round trip (see {@link #setUpAndRun}), or null. */
-    private Relayed run(List<WireMessage> unit, boolean catalogChange, String setUp) throws IOException {
+    /**
+     * {@code writes}: the classifier routed it as an update (else a query or session command); {@code setUp}: ours, to
+     * run first in the same round trip (see {@link #setUpAndRun}), or null.
+     */
+    private Relayed run(List<WireMessage> unit, boolean catalogChange, boolean writes, String setUp) throws IOException {
         if (catalogChange) ddl = true;
         Relayed r = setUp == null ? session.relay(unit, null)
                 : session.relayAfter(setUp, row -> maxPrepared = Integer.parseInt(row.get(row.size() - 1)), unit);
-        logRelayed(r);
+        replay.add(logRelayed(r), r.error() == null, !writes, statementUnread, catalogChange);
         if (session.status() == 'I') {   // the block ended by other means (cannot normally happen)
             LOG.warn("a transaction block ended without COMMIT/ROLLBACK from the client");
             end();
@@ -404,22 +407,23 @@ public final class InteractiveBlock {
         return r;
     }
 
-    private void logRelayed(Relayed r) {
+    /** Logs what the block ran (or the failure timing caused here); returns what went into the log. */
+    private List<WireMessage> logRelayed(Relayed r) {
         if (r.error() != null && nonDeterministic(r.error().sqlState())) {
             // the failure came from timing here (cancel, lock timeout...): replay the failure, not the statement
             List<WireMessage> replacement = new ArrayList<>();
             for (WireMessage m : r.sent()) if (m.kind() == 'P') replacement.add(m);
             if (!replacement.isEmpty()) replacement.add(Messages.SYNC);
             replacement.add(WireMessage.query(raiseSql(r.error())));
-            addToLog(session.selfContained(replacement, definedInLog));
-        } else {
-            addToLog(session.selfContained(r.sent(), definedInLog));
+            return addToLog(session.selfContained(replacement, definedInLog));
         }
+        return addToLog(session.selfContained(r.sent(), definedInLog));
     }
 
-    private void addToLog(List<WireMessage> ms) {
+    private List<WireMessage> addToLog(List<WireMessage> ms) {
         log.addAll(ms);
         for (WireMessage m : ms) logBytes += m.payload().length;
+        return ms;
     }
 
     /** Fails the backend's block with our error (so the client and PostgreSQL agree it failed), and answers. */
@@ -821,7 +825,7 @@ public final class InteractiveBlock {
         }
         // the session's order too: at another site its next update must not commit before this block's apply or replay;
         // with its write set it carries no log (no site replays it)
-        TxnRequest req = TxnRequest.certify(id, readsAndWrites.inSession(session.orderKey()), database, writeSet != null ? List.of() : log,
+        TxnRequest req = TxnRequest.certify(id, readsAndWrites.inSession(session.orderKey()), database, writeSet != null ? List.of() : replay.shipped(log),
                 timestampMicros, seed, settings, snapshotGsn, rowPositions, ships, writeSet);
         Txn t;
         try {

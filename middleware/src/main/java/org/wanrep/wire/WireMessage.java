@@ -31,6 +31,32 @@ public record WireMessage(byte type, byte[] payload) {
         return of('Q', p);
     }
 
+    /**
+     * One Query message of the texts of {@code queries} (Query messages) in order, each followed by {@code separator}
+     * (ASCII) but the last: their bytes as they are, in whatever client encoding their session has.
+     */
+    public static WireMessage joinedQueries(java.util.List<WireMessage> queries, String separator) {
+        byte[] sep = separator.getBytes(StandardCharsets.US_ASCII);
+        int n = 1;
+        for (WireMessage q : queries) {
+            if (q.type != 'Q') throw new IllegalStateException("not a Query message: " + q.kind());
+            n += q.payload.length - 1;
+        }
+        n += sep.length * Math.max(0, queries.size() - 1);
+        byte[] p = new byte[n];
+        int at = 0;
+        for (int i = 0; i < queries.size(); i++) {
+            if (i > 0) {
+                System.arraycopy(sep, 0, p, at, sep.length);
+                at += sep.length;
+            }
+            byte[] q = queries.get(i).payload;
+            System.arraycopy(q, 0, p, at, q.length - 1);
+            at += q.length - 1;
+        }
+        return of('Q', p);
+    }
+
     /** The SQL text of a Query message. */
     public String queryText() {
         if (type != 'Q') throw new IllegalStateException("not a Query message: " + kind());
