@@ -19,6 +19,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * time. The thread is a platform thread: a timed wait of a virtual thread goes through the carrier pool's
  * delay scheduler, two more thread hand-offs per wake-up. A lane idle for {@link #IDLE_EXIT_NANOS} ends
  * its thread (its sender may be gone for good); {@link #add} then answers false and the caller makes a new one.
+ * A message that is due when it arrives may be passed up by the receiving thread itself ({@link #passIfIdle}) while
+ * the lane holds and passes nothing: one thread hand-off and one timed wake-up fewer, the link's order kept.
  */
 final class DelayLane {
     /** Takes a run of due messages of the same kind, in lane order, on the lane's thread. */
@@ -38,6 +40,7 @@ final class DelayLane {
     private boolean any;             // guarded by lock: lastDue is set
     private boolean idle;            // guarded by lock: the thread waits for work, not for a due time
     private boolean closed;          // guarded by lock: retired or stopped, takes nothing more
+    private boolean passing;         // guarded by lock: messages of the lane are on their way up (its thread's, or a direct pass)
     private final Thread thread;
 
     /**
@@ -89,6 +92,36 @@ final class DelayLane {
         queue.addLast(new Held(msg, due, multicast));
     }
 
+    /**
+     * Runs {@code pass} (which passes a message that is due already up the stack) on the caller's thread, if the lane
+     * holds nothing and passes nothing up at this moment: then nothing of the link is ahead of it. False if it does
+     * (the caller queues the message instead, behind what is there). Meanwhile the lane's thread passes nothing.
+     */
+    boolean passIfIdle(Runnable pass) {
+        lock.lock();
+        try {
+            if (closed || passing || !queue.isEmpty()) return false;
+            passing = true;
+        } finally {
+            lock.unlock();
+        }
+        try {
+            pass.run();
+        } finally {
+            lock.lock();
+            try {
+                passing = false;
+                if (!queue.isEmpty()) {   // queued behind it meanwhile: the thread waits for this pass to end
+                    idle = false;
+                    work.signal();
+                }
+            } finally {
+                lock.unlock();
+            }
+        }
+        return true;
+    }
+
     /** Only a thread waiting for work needs the signal: one waiting for the head's due time finds the newcomers behind it. */
     private void wake() {
         if (idle) {
@@ -129,10 +162,10 @@ final class DelayLane {
                 while (true) {
                     if (closed) return;
                     Held head = queue.peekFirst();
-                    if (head == null) {
+                    if (head == null || passing) {   // nothing held, or a direct pass is running: it signals when it ends
                         idle = true;
                         long left = work.awaitNanos(idleExitNanos);
-                        if (left <= 0 && queue.isEmpty() && !closed) {
+                        if (left <= 0 && queue.isEmpty() && !passing && !closed) {
                             closed = true;
                             onRetire.run();
                             return;
@@ -146,6 +179,7 @@ final class DelayLane {
                 long now = System.nanoTime();
                 Held h;
                 while ((h = queue.peekFirst()) != null && h.due - now <= 0) ready.add(queue.pollFirst());
+                passing = true;
             } catch (InterruptedException e) {
                 return;
             } finally {
@@ -164,6 +198,12 @@ final class DelayLane {
                 run.clear();
             }
             ready.clear();
+            lock.lock();
+            try {
+                passing = false;
+            } finally {
+                lock.unlock();
+            }
         }
     }
 }

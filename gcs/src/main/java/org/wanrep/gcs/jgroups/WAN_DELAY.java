@@ -61,8 +61,25 @@ public class WAN_DELAY extends Protocol {
     public java.util.Set<String> partitionedFrom() { return partitionedFrom; }
 
     @Override public Object down(Message msg) {
-        if (self >= 0) msg.putHeader(PROTOCOL_ID, new SiteHeader((short) self));
+        if (self >= 0) msg.putHeader(PROTOCOL_ID, new SiteHeader((short) self, System.nanoTime(), HOST));
         return down_prot.down(msg);
+    }
+
+    /**
+     * This machine, for the send time a message carries: {@link System#nanoTime} is the kernel's monotonic clock on
+     * Linux, one for every process of a machine since it booted, so a stamp is only read where the boot id it came
+     * with is this one (elsewhere a random number: stamps then count only within this process).
+     */
+    static final long HOST = hostId();
+
+    private static long hostId() {
+        try {
+            String boot = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/sys/kernel/random/boot_id")).trim();
+            if (!boot.isEmpty()) return java.util.UUID.nameUUIDFromBytes(boot.getBytes(java.nio.charset.StandardCharsets.US_ASCII)).getMostSignificantBits();
+        } catch (java.io.IOException | RuntimeException e) {
+            // not Linux: within this process only
+        }
+        return new java.security.SecureRandom().nextLong();
     }
 
     /** Whether a received message must be dropped: its sender's site is cut off from this member. */
@@ -73,6 +90,19 @@ public class WAN_DELAY extends Protocol {
         if (name == null) return false;
         int slash = name.indexOf('/');
         return cut.contains(slash < 0 ? name : name.substring(0, slash));
+    }
+
+    /**
+     * When the emulated link from its sender lets a message received at {@code now} arrive ({@link System#nanoTime}):
+     * its sending plus the link's delay (and jitter), as on a real link, whose delay includes the time a message takes to
+     * reach the receiver; from its receipt where the send time cannot be read here (another machine's clock, no
+     * header). So what loopback and the scheduler already spent counts towards the delay instead of adding to it.
+     * {@code delay}: {@link #delayNanos} of the message, positive.
+     */
+    long dueNanos(Message msg, long now, long delay) {
+        SiteHeader h = msg.getHeader(PROTOCOL_ID);
+        long from = h != null && h.host == HOST && h.sent - now <= 0 ? h.sent : now;
+        return from + delay;
     }
 
     /** How long the link from this message's sender to this member holds it (0: no matrix, no site header, or a zero-delay link without jitter). */
@@ -105,18 +135,31 @@ public class WAN_DELAY extends Protocol {
         if (batch.size() > 0) up_prot.up(batch);
     }
 
-    /** The sender's site, as its index in the latency matrix. */
+    /** The sender's site, as its index in the latency matrix, and when it sent the message, on which machine's clock. */
     public static final class SiteHeader extends Header {
         short site;
+        long sent, host;
 
         public SiteHeader() {}
-        SiteHeader(short site) { this.site = site; }
+        SiteHeader(short site, long sent, long host) {
+            this.site = site;
+            this.sent = sent;
+            this.host = host;
+        }
 
         @Override public short getMagicId() { return HEADER_ID; }
         @Override public Supplier<? extends Header> create() { return SiteHeader::new; }
-        @Override public int serializedSize() { return Short.BYTES; }
-        @Override public void writeTo(DataOutput out) throws java.io.IOException { out.writeShort(site); }
-        @Override public void readFrom(DataInput in) throws java.io.IOException { site = in.readShort(); }
+        @Override public int serializedSize() { return Short.BYTES + 2 * Long.BYTES; }
+        @Override public void writeTo(DataOutput out) throws java.io.IOException {
+            out.writeShort(site);
+            out.writeLong(sent);
+            out.writeLong(host);
+        }
+        @Override public void readFrom(DataInput in) throws java.io.IOException {
+            site = in.readShort();
+            sent = in.readLong();
+            host = in.readLong();
+        }
         @Override public String toString() { return "site=" + site; }
     }
 }

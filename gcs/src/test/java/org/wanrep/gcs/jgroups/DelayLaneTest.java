@@ -89,6 +89,54 @@ class DelayLaneTest {
         }
     }
 
+    /**
+     * A message due on arrival goes up on the caller's thread only while nothing of its link is held or on its way up:
+     * not while the lane holds one, not while the lane's thread passes one up; and what is queued during such a pass
+     * waits for it to end.
+     */
+    @Test void aDirectPassNeverOvertakesTheLane() throws Exception {
+        CountDownLatch inSink = new CountDownLatch(1), release = new CountDownLatch(1);
+        List<Run> runs = Collections.synchronizedList(new ArrayList<>());
+        DelayLane lane = new DelayLane("test-lane", (run, mc) -> {
+            runs.add(new Run(names(run), mc, System.nanoTime()));
+            if (run.get(0).getObject().equals("held")) {
+                inSink.countDown();
+                try { release.await(); } catch (InterruptedException e) { Thread.currentThread().interrupt(); }
+            }
+        }, () -> {});
+        try {
+            List<String> direct = new ArrayList<>();
+            assertThat(lane.passIfIdle(() -> direct.add("first"))).isTrue();                  // empty and idle: on this thread
+            assertThat(direct).containsExactly("first");
+            lane.add(msg("held"), System.nanoTime() + ms(30), true);
+            assertThat(lane.passIfIdle(() -> direct.add("overtaking"))).as("the lane holds one").isFalse();
+            assertThat(inSink.await(5, TimeUnit.SECONDS)).isTrue();                             // now the lane's thread passes it up
+            assertThat(lane.passIfIdle(() -> direct.add("overtaking"))).as("the lane passes one up").isFalse();
+            release.countDown();
+            awaitCount(runs, 1);
+            for (long end = System.nanoTime() + ms(5_000); !lane.passIfIdle(() -> direct.add("after")) && System.nanoTime() < end; ) Thread.sleep(1);
+            assertThat(direct).containsExactly("first", "after");
+            // queued while a direct pass runs: goes up once it ended, not before
+            CountDownLatch passing = new CountDownLatch(1), endPass = new CountDownLatch(1);
+            Thread t = Thread.ofPlatform().start(() -> lane.passIfIdle(() -> {
+                passing.countDown();
+                try { endPass.await(); } catch (InterruptedException e) { Thread.currentThread().interrupt(); }
+                runs.add(new Run(List.of("direct"), true, System.nanoTime()));
+            }));
+            assertThat(passing.await(5, TimeUnit.SECONDS)).isTrue();
+            lane.add(msg("queued"), System.nanoTime(), true);
+            Thread.sleep(30);
+            synchronized (runs) { assertThat(runs).extracting(Run::names).containsExactly(List.of("held")); }
+            endPass.countDown();
+            t.join(5_000);
+            awaitCount(runs, 3);
+            synchronized (runs) { assertThat(runs).extracting(Run::names).containsExactly(List.of("held"), List.of("direct"), List.of("queued")); }
+        } finally {
+            release.countDown();
+            lane.stop();
+        }
+    }
+
     /** An idle lane ends its thread, tells its owner, and takes nothing more (the owner makes a new one). */
     @Test void anIdleLaneRetires() throws Exception {
         AtomicBoolean retired = new AtomicBoolean();

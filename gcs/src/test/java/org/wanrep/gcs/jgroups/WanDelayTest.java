@@ -75,11 +75,11 @@ class WanDelayTest {
         WanDelayPolicy boston = bostonPolicy(up, 0);
         try {
             Address sender = UUID.randomUUID();
+            long t0 = System.nanoTime();
             Message gone = fromMontreal(sender, "gone", false), kept = fromMontreal(sender, "kept", false);
             MessageBatch batch = new MessageBatch(4).sender(sender).add(gone).add(kept);
             batch.removeIf(m -> m == gone, true);   // a lower layer took the first one: its slot is left empty
             assertThat(batch.size()).isEqualTo(1);
-            long t0 = System.nanoTime();
             assertThat(boston.process(batch, false)).isTrue();
             up.await(1);
             assertThat(up.names).containsExactly("kept");
@@ -90,7 +90,7 @@ class WanDelayTest {
     }
 
     /**
-     * A link stays FIFO under jitter, and no message comes up before its arrival plus the link's delay: the
+     * A link stays FIFO under jitter, and no message comes up before its sending plus the link's delay: the
      * delay is the experiments' independent variable.
      */
     @Test void aLinkIsFifoAndNeverEarlyUnderJitter() throws Exception {
@@ -99,17 +99,17 @@ class WanDelayTest {
         try {
             Address sender = UUID.randomUUID();
             List<String> sent = new ArrayList<>();
-            List<Long> arrived = new ArrayList<>();
+            List<Long> arrived = new ArrayList<>();   // before it was sent
             for (int i = 0; i < 300; i++) {
                 if (i % 50 == 10) {   // now and then a JGroups batch
                     MessageBatch b = new MessageBatch(4).sender(sender).multicast(true);
-                    for (int j = 0; j < 4; j++) { String n = i + "." + j; b.add(fromMontreal(sender, n, false)); sent.add(n); }
                     arrived.add(System.nanoTime()); arrived.add(arrived.getLast()); arrived.add(arrived.getLast()); arrived.add(arrived.getLast());
+                    for (int j = 0; j < 4; j++) { String n = i + "." + j; b.add(fromMontreal(sender, n, false)); sent.add(n); }
                     boston.process(b, false);
                 } else {
+                    arrived.add(System.nanoTime());
                     Message m = fromMontreal(sender, String.valueOf(i), false);
                     sent.add(String.valueOf(i));
-                    arrived.add(System.nanoTime());
                     boston.process(m, false);
                 }
                 if (i % 7 == 0) Thread.sleep(0, 300_000);
@@ -159,6 +159,48 @@ class WanDelayTest {
             assertThat(up.names).containsExactly("regular", "oob");
         } finally {
             up.holdRegular.countDown();
+            boston.destroy();
+        }
+    }
+
+    /** A message montreal sent {@code agoNanos} ago (its send stamp moved back), as a slow receiving thread reads it late. */
+    private static Message sentAgo(Address sender, String name, long agoNanos) {
+        Message m = fromMontreal(sender, name, false);
+        WAN_DELAY.SiteHeader h = m.getHeader(WAN_DELAY.PROTOCOL_ID);
+        h.sent -= agoNanos;
+        return m;
+    }
+
+    /**
+     * A message that reached the receiver after its link's delay had passed (loopback and the scheduler took longer)
+     * goes up on the receiving thread at once, in the link's order: not while an earlier one of its link is still held.
+     * One stamped on another machine's clock counts from its receipt.
+     */
+    @Test void aMessageDueOnArrivalGoesUpAtOnceInTheLinksOrder() throws Exception {
+        Up up = new Up();
+        WanDelayPolicy boston = bostonPolicy(up, 0);
+        try {
+            Address sender = UUID.randomUUID();
+            boston.process(sentAgo(sender, "late", 2 * MONTREAL_BOSTON), false);
+            assertThat(up.names).as("passed up before process returned").containsExactly("late");
+            boston.process(fromMontreal(sender, "fresh", false), false);   // due in 8 ms: held
+            boston.process(sentAgo(sender, "late-behind", 2 * MONTREAL_BOSTON), false);   // due, but behind "fresh"
+            assertThat(up.names).containsExactly("late");
+            up.await(3);
+            assertThat(up.names).containsExactly("late", "fresh", "late-behind");
+            Message elsewhere = sentAgo(sender, "other-clock", 2 * MONTREAL_BOSTON);
+            ((WAN_DELAY.SiteHeader) elsewhere.getHeader(WAN_DELAY.PROTOCOL_ID)).host = WAN_DELAY.HOST + 1;
+            long t0 = System.nanoTime();
+            boston.process(elsewhere, false);
+            up.await(4);
+            assertThat(up.names.get(3)).isEqualTo("other-clock");
+            assertThat(up.at.get(3) - t0).as("from its receipt").isGreaterThanOrEqualTo(MONTREAL_BOSTON);
+            // a batch all of whose messages are due goes up whole on the receiving thread
+            MessageBatch b = new MessageBatch(4).sender(sender).multicast(true).add(sentAgo(sender, "b1", MONTREAL_BOSTON)).add(sentAgo(sender, "b2", MONTREAL_BOSTON));
+            boston.process(b, false);
+            assertThat(up.names).hasSize(6).endsWith("b1", "b2");
+            assertThat(up.batches.getLast()).isEqualTo(2);
+        } finally {
             boston.destroy();
         }
     }
