@@ -108,9 +108,14 @@ public final class TotalOrderCore {
     private final Map<String, Map<String, Long>> ackReceived = new HashMap<>();
     /** Our received vector has news for the others (a RELIABLE message arrived) since our last ACK. */
     private boolean receivedNews;
-    /** The highest heldThrough this member multicast in the installed epoch, in an ACK, a DATA or an ORDER. */
+    /**
+     * The highest heldThrough this member told in the installed epoch, in an ACK, a DATA or an ORDER, to every member
+     * or (an ACK in a view of three or fewer) to the sequencer, the only one that needs it (see {@link #ackTarget}).
+     */
     private long toldHeld;
     private long lastAckAt = Long.MIN_VALUE / 2;
+    /** The last ACK to every member: the heartbeat (lease stamps, what this member received and holds) is due from it. */
+    private long lastAllAckAt = Long.MIN_VALUE / 2;
 
     // --- read lease: the latest stamp each member sent us (echoed back), and ours as each member echoed it
     private final Map<String, Long> stampFrom = new HashMap<>();
@@ -400,19 +405,36 @@ public final class TotalOrderCore {
         if (mode != Mode.NORMAL) return;
         if (self.equals(sequencer)) flushOrders();
         if (now >= ackDue()) {
+            String to = ackTarget(now);
             receivedNews = false;
             toldHeld = heldThrough;
             lastAckAt = now;
-            fx.send(null, new Proto.Ack(installedEpoch, heldThrough, Map.copyOf(received), now, Map.copyOf(stampFrom)));
+            if (to == null) lastAllAckAt = now;
+            fx.send(to, new Proto.Ack(installedEpoch, heldThrough, Map.copyOf(received), now, Map.copyOf(stampFrom)));
         }
         deliverReady();
         collectGarbage();
     }
 
     private long ackDue() {
-        long due = lastAckAt + cfg.heartbeatMs();
+        long due = lastAllAckAt + cfg.heartbeatMs();
         if (receivedNews || heldThrough > toldHeld) due = Math.min(due, lastAckAt + cfg.ackIntervalMs());
         return due;
+    }
+
+    /**
+     * Who a due ACK goes to: every member (null), or only the sequencer. A SAFE slot needs the holds of a majority;
+     * a member other than the sequencer counts its own and the sequencer's (every ORDER carries it), so in a view of
+     * three or fewer, where two are a majority, only the sequencer waits for others' ACKs (for its own deliveries).
+     * There an ACK whose only news is a hold goes to the sequencer alone: with three members one JGroups message
+     * received instead of two. Heartbeats ({@code heartbeatMs} after the last ACK to all: the lease's stamps and
+     * echoes, stability for garbage collection) and ACKs telling a RELIABLE message received (its garbage collection
+     * needs every member's word) go to all.
+     */
+    private String ackTarget(long now) {
+        if (receivedNews || now >= lastAllAckAt + cfg.heartbeatMs()) return null;
+        if (members.size() > 3 || sequencer == null || self.equals(sequencer)) return null;
+        return sequencer;
     }
 
     /**
@@ -706,6 +728,7 @@ public final class TotalOrderCore {
         stampFrom.keySet().retainAll(members);
         echoedMine.keySet().retainAll(members);
         lastAckAt = Long.MIN_VALUE / 2;   // a heartbeat at the next tick: the new members' leases start at once
+        lastAllAckAt = Long.MIN_VALUE / 2;
         sequencer = sequencerOf(members);
         slots.clear();
         dropHeld();

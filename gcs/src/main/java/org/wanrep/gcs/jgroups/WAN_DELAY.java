@@ -14,13 +14,14 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Supplier;
 
 /**
- * WAN emulation, directly above the transport: every received message is held for the one-way
- * delay of its link, matrix[site(sender)][site(self)], plus optional uniform jitter, keeping each
- * link FIFO. The sender stamps its site index in a 2-byte header on the way down. The holding is
+ * WAN emulation, directly above the transport: every received message comes up the one-way delay of its
+ * link, matrix[site(sender)][site(self)], plus optional uniform jitter, after it was sent, keeping each
+ * link FIFO. The sender stamps its site index, send time and machine in a header on the way down. The holding is
  * done below, by the transport's message processing policy ({@link WanDelayPolicy}: one lane per
  * sender and OOB flag, fed by the thread that read the message off the connection, drained at the
- * due times by the lane's thread, whatever is due as one batch), which reads the matrix, site and
- * jitter configured here. Without a matrix, or on a zero-delay link, messages pass straight through.
+ * due times by the lane's thread, whatever is due as one batch; what is due on arrival goes up on the reading
+ * thread), which reads the matrix, site and jitter configured here. Without a matrix, or on a zero-delay link,
+ * messages pass straight through.
  * Fault injection ({@link #partitionFrom}) drops here, as messages come up at their due time.
  */
 @MBean(description = "Per-link WAN delay from a latency matrix")

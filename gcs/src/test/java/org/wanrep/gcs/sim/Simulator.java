@@ -88,6 +88,8 @@ public final class Simulator {
         long gmsLast = 0;
         /** Multicasts and unicasts the core asked for, by message type (a multicast counts once). */
         final Map<Class<?>, Integer> sentByType = new HashMap<>();
+        /** ACKs sent, by destination ({@link #ALL}: multicast). */
+        final Map<String, Integer> acksTo = new HashMap<>();
         int sends;
         /** The core's deadline as of its last step, and the time of the live tick event (MAX_VALUE: none). */
         long promised = Long.MAX_VALUE, tickAt = Long.MAX_VALUE;
@@ -126,6 +128,7 @@ public final class Simulator {
             sends++;
             lastSent = msg.getClass().getSimpleName();
             sentByType.merge(msg.getClass(), 1, Integer::sum);
+            if (msg instanceof Proto.Ack) acksTo.merge(to == null ? ALL : to, 1, Integer::sum);
             checkTold(msg);
             if (bundleSteps) {
                 // as JGroupsGcs: what one step sends goes out together when the step ends (afterStep)
@@ -483,6 +486,12 @@ public final class Simulator {
 
     /** How many messages of this type {@code member}'s core sent (a multicast counts once). */
     public int sent(String member, Class<? extends Proto> type) { return nodes.get(member).sentByType.getOrDefault(type, 0); }
+
+    /** The destination of a multicast in {@link #acksSent}. */
+    public static final String ALL = "*";
+
+    /** ACKs {@code member} sent to {@code to} alone, or to every member ({@link #ALL}). */
+    public int acksSent(String member, String to) { return nodes.get(member).acksTo.getOrDefault(to, 0); }
 
     public boolean isAlive(String member) {
         Node n = nodes.get(member);
