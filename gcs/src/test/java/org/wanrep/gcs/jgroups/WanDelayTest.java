@@ -125,14 +125,24 @@ class WanDelayTest {
         }
     }
 
-    /** A batch that arrived together is due together and comes up as one batch, in order. */
+    /**
+     * A batch of messages sent at once (one send time: a link's delay counts from the sending, so messages sent apart
+     * are due apart) is due together and comes up as one batch, in order.
+     */
     @Test void aBatchComesUpWhole() {
         Up up = new Up();
         WanDelayPolicy boston = bostonPolicy(up, 0);
         try {
             Address sender = UUID.randomUUID();
             MessageBatch b = new MessageBatch(16).sender(sender).multicast(true);
-            for (int i = 0; i < 10; i++) b.add(fromMontreal(sender, "m" + i, false));
+            long sent = 0;
+            for (int i = 0; i < 10; i++) {
+                Message m = fromMontreal(sender, "m" + i, false);
+                WAN_DELAY.SiteHeader h = m.getHeader(WAN_DELAY.PROTOCOL_ID);
+                if (i == 0) sent = h.sent;
+                h.sent = sent;   // stamped apart by the microseconds it took to make them
+                b.add(m);
+            }
             boston.process(b, false);
             up.await(10);
             assertThat(up.batches).containsExactly(10);
