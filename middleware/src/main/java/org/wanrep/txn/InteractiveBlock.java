@@ -209,6 +209,8 @@ public final class InteractiveBlock {
     private boolean ended;
     /** The replica's max_prepared_transactions, read at BEGIN (-1: not read). */
     private int maxPrepared = -1;
+    /** The session's statement_timeout as BEGIN's set-up read it (null: not read); see {@link #liftsTimeout}. */
+    private String timeoutAtBegin;
     /**
      * Whether a statement of the block ran code the classifier does not read (a function other than a built-in, a
      * trigger, a rule, a view): then COMMIT checks in PostgreSQL's locks that no sequence was advanced without the
@@ -216,6 +218,24 @@ public final class InteractiveBlock {
      * every lock set, and the check (~280 us of server CPU: it reads the whole lock table) is left out.
      */
     private boolean ranUnreadCode;
+
+    /** The last columns of a certifying block's set-up: the session's statement_timeout and max_prepared_transactions. */
+    private static final String SETTINGS_READ = "pg_catalog.current_setting('statement_timeout'), pg_catalog.current_setting('max_prepared_transactions')";
+
+    private void readSettings(List<String> row) {
+        timeoutAtBegin = row.get(row.size() - 2);
+        maxPrepared = Integer.parseInt(row.get(row.size() - 1));
+    }
+
+    /**
+     * Whether the resolution of the prepared block lifts the session's statement_timeout first: unless it was 0 at BEGIN
+     * and nothing of the block can have set it since (every unit plain, see {@link ReplayLog#plain}, no code the
+     * classifier does not read). Saves two queries per commit; a cancel of the resolution lifts it anyway (see
+     * {@link #resolvePrepared}).
+     */
+    private boolean liftsTimeout() {
+        return !"0".equals(timeoutAtBegin) || !replay.plain() || ranUnreadCode;
+    }
 
     /** Whether the statement about to run may run code the classifier does not read (then it gives no row positions). */
     private boolean statementUnread;
@@ -290,21 +310,21 @@ public final class InteractiveBlock {
             PgError e = session.run("BEGIN");
             if (e != null) LOG.warn("could not begin the block: {}", e);
             b.pendingSetUp = "SELECT " + session.timeAndSeedSql(b.timestampMicros, b.seed) + ", " + BLOCK_LOCK_TIMEOUT_SQL
-                    + ", pg_catalog.current_setting('max_prepared_transactions')";
+                    + ", " + SETTINGS_READ;
             session.toClient(List.of(Messages.commandComplete("BEGIN"), Messages.readyForQuery(session.status())));
         } else if (plainBegin != null || session.status() == 'T') {
             // repeatable read: the block's reads are one snapshot, which the exclusive grant then validates; then the
             // block's time, which its statement log carries to the other sites. One round trip: if the isolation is
             // refused (a query ran already), the block has failed either way
             String time = "SELECT " + session.timeAndSeedSql(b.timestampMicros, b.seed)
-                    + (b.certifying ? ", " + BLOCK_LOCK_TIMEOUT_SQL + ", pg_catalog.current_setting('max_prepared_transactions')" : "");
+                    + (b.certifying ? ", " + BLOCK_LOCK_TIMEOUT_SQL + ", " + SETTINGS_READ : "");
             // repeatable read, certifying or not: a block that turns out read-only commits here without certification,
             // and at read committed two of its reads could see two states (read skew: history-check --seed 21 found it).
             // A block begun at read committed by its client certifies its reads, and its updates by key record the rows'
             // positions (see RowPositions)
             String setup = text.contains("isolation") ? time : "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ; " + time;
             PgError e = session.runCollecting(plainBegin != null ? "BEGIN; " + setup : setup,
-                    row -> { if (b.certifying) b.maxPrepared = Integer.parseInt(row.get(row.size() - 1)); });
+                    row -> { if (b.certifying) b.readSettings(row); });
             if (e != null) LOG.warn("could not set the block's isolation and time: {}", e);
             // the client's BEGIN answered as PostgreSQL would (a failed set-up leaves the block failed, as before)
             if (plainBegin != null) session.toClient(List.of(Messages.commandComplete("BEGIN"), Messages.readyForQuery(session.status())));
@@ -398,7 +418,7 @@ public final class InteractiveBlock {
     private Relayed run(List<WireMessage> unit, boolean catalogChange, boolean writes, String setUp) throws IOException {
         if (catalogChange) ddl = true;
         Relayed r = setUp == null ? session.relay(unit, null)
-                : session.relayAfter(setUp, row -> maxPrepared = Integer.parseInt(row.get(row.size() - 1)), unit);
+                : session.relayAfter(setUp, this::readSettings, unit);
         replay.add(logRelayed(r), r.error() == null, !writes, statementUnread, catalogChange);
         if (session.status() == 'I') {   // the block ended by other means (cannot normally happen)
             LOG.warn("a transaction block ended without COMMIT/ROLLBACK from the client");
@@ -939,28 +959,37 @@ public final class InteractiveBlock {
 
     /**
      * The queries that resolve a prepared block on the client's backend, sent at once: the decision is the group's, so
-     * the client's statement_timeout (a session setting, outside any block here) is lifted first and put back after.
-     * COMMIT/ROLLBACK PREPARED is a query of its own (it cannot run inside even an implicit transaction block). If the
-     * lift was cancelled, the resolution may be cancelled too: it then did nothing, and all three go again.
+     * the client's statement_timeout (a session setting, outside any block here) is lifted first and put back after
+     * ({@code lift}; not needed when it is 0, see {@link #liftsTimeout}). COMMIT/ROLLBACK PREPARED is a query of its own
+     * (it cannot run inside even an implicit transaction block); {@link #resolutionIndex} says which. If the lift was
+     * cancelled, the resolution may be cancelled too: it then did nothing, and all three go again.
      */
-    static List<String> resolveSql(String gid, boolean commit) { return resolveSql(gid, commit, commit); }
+    static List<String> resolveSql(String gid, boolean commit) { return resolveSql(gid, commit, commit, true); }
 
-    /** As {@link #resolveSql(String, boolean)}; {@code reopen}: a BEGIN after it, for the client's COMMIT to be relayed to. */
-    static List<String> resolveSql(String gid, boolean commit, boolean reopen) {
+    /**
+     * As {@link #resolveSql(String, boolean)}; {@code reopen}: a BEGIN after it, for the client's COMMIT to be relayed
+     * to; {@code lift}: with the lifting and putting back of statement_timeout.
+     */
+    static List<String> resolveSql(String gid, boolean commit, boolean reopen, boolean lift) {
+        String resolve = (commit ? "COMMIT" : "ROLLBACK") + " PREPARED '" + gid.replace("'", "''") + "'";
+        if (!lift) return reopen ? List.of(resolve, "BEGIN") : List.of(resolve);
         return List.of("SELECT pg_catalog.set_config('" + SAVED_TIMEOUT + "', pg_catalog.current_setting('statement_timeout'), false),"
                         + " pg_catalog.set_config('statement_timeout', '0', false)",
-                (commit ? "COMMIT" : "ROLLBACK") + " PREPARED '" + gid.replace("'", "''") + "'",
+                resolve,
                 "SELECT pg_catalog.set_config('statement_timeout', pg_catalog.current_setting('" + SAVED_TIMEOUT + "'), false)"
                         // a committed block answers the client's own COMMIT on an empty block (see commitCertified)
                         + (reopen ? "; BEGIN" : ""));
     }
 
+    /** Which query of {@link #resolveSql} is COMMIT/ROLLBACK PREPARED. */
+    static int resolutionIndex(boolean lift) { return lift ? 1 : 0; }
+
     /** Where {@link #resolveSql} keeps the session's statement_timeout meanwhile (our own prefix: never shipped). */
-    private static final String SAVED_TIMEOUT = "wanrep.saved_statement_timeout";
+    public static final String SAVED_TIMEOUT = "wanrep.saved_statement_timeout";
 
     /**
-     * COMMIT or ROLLBACK PREPARED, in one round trip with the lifting of the session's timeout ({@link #resolveSql});
-     * a failure stops the site (the others decided alike and went on).
+     * COMMIT or ROLLBACK PREPARED, in one round trip with the lifting of the session's timeout ({@link #resolveSql})
+     * when it may be set; a failure stops the site (the others decided alike and went on).
      */
     private boolean resolvePrepared(String gid, boolean commit, RequestId id) throws IOException {
         return resolvePrepared(gid, commit, id, commit);
@@ -969,16 +998,18 @@ public final class InteractiveBlock {
     private boolean resolvePrepared(String gid, boolean commit, RequestId id, boolean reopen) throws IOException {
         try {
             PgError e = null;
+            boolean lift = liftsTimeout();
             for (int attempt = 0; attempt < 10; attempt++) {
-                List<Ran> ran = session.runEach(resolveSql(gid, commit, reopen));
-                e = ran.get(1).error();
+                List<Ran> ran = session.runEach(resolveSql(gid, commit, reopen, lift));
+                e = ran.get(resolutionIndex(lift)).error();
                 if (e == null) {
-                    if (ran.get(0).error() != null || ran.get(2).error() != null)
+                    if (lift && (ran.get(0).error() != null || ran.get(2).error() != null))
                         LOG.warn("block {}: the session's statement_timeout was not lifted or put back: {} {}", id, ran.get(0).error(), ran.get(2).error());
                     return true;
                 }
                 if (!e.sqlState().equals("57014")) break;   // a cancel (the client's timeout, the lift having failed) changed nothing
-                LOG.debug("block {}: resolving it was cancelled ({}): again", id, e);
+                LOG.debug("block {}: resolving it was cancelled ({}): again, the timeout lifted", id, e);
+                lift = true;
             }
             engine.fail("site " + session.site() + ": " + (commit ? "COMMIT" : "ROLLBACK") + " PREPARED of block " + id + " failed (" + e
                     + ") after every site certified it: this replica no longer follows the others");

@@ -71,6 +71,12 @@ final class ReplayLog {
         return List.of(WireMessage.joinedQueries(joined, SEPARATOR));
     }
 
+    /**
+     * Whether every unit so far was one simple Query of plain statements that succeeded (no session command, no
+     * set_config(), no code the classifier does not read): none of them can have changed a setting.
+     */
+    boolean plain() { return joinable; }
+
     /** Units left out so far (they only read). */
     int readsLeftOut() { return joinable ? left : 0; }
 

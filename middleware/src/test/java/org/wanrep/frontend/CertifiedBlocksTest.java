@@ -1,6 +1,7 @@
 package org.wanrep.frontend;
 
 import org.junit.jupiter.api.AfterAll;
+import org.wanrep.txn.InteractiveBlock;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -90,6 +91,33 @@ class CertifiedBlocksTest {
                 "SELECT 'sum:' || sum(bal) FROM acc;", ""));
         assertThat(r.output()).doesNotContain("ERROR").doesNotContain("WARNING").contains("COMMIT").contains("status:idle");
         assertThat(r.output().split("COMMIT", -1).length - 1).as("COMMIT answered for both blocks").isEqualTo(2);
+        assertThat(cluster.check().values()).containsOnly("same");
+    }
+
+    /**
+     * COMMIT PREPARED runs without the client's statement_timeout (the group decided; a timeout here must not undo it
+     * at this site only): lifted and put back around it, unless it was 0 at BEGIN and no statement of the block could
+     * set it (then the lift is left out, two queries fewer). Seen from the session through where the lift keeps the
+     * timeout meanwhile, and the session's own timeout is what it set, either way.
+     */
+    @Test
+    void theResolutionLiftsTheClientsStatementTimeoutOnlyWhenItMayBeSet() throws Exception {
+        String saved = "SELECT 'saved:' || coalesce(current_setting('" + InteractiveBlock.SAVED_TIMEOUT + "', true), 'none')"
+                + " || ' timeout:' || current_setting('statement_timeout');";
+        // each in a session of its own: what a lift keeps stays set in the session
+        List<List<String>> sessions = List.of(
+                List.of("BEGIN;", "UPDATE acc SET bal = bal + 1 WHERE id = 1;", "COMMIT;"),
+                List.of("SET statement_timeout = '5s';", "BEGIN;", "UPDATE acc SET bal = bal - 1 WHERE id = 1;", "COMMIT;"),
+                List.of("BEGIN;", "UPDATE acc SET bal = bal + 1 WHERE id = 2;", "SET statement_timeout = '4s';", "COMMIT;"),
+                List.of("BEGIN;", "UPDATE acc SET bal = bal - 1 WHERE id = 2;", "SELECT set_config('statement_timeout', '3s', false);", "COMMIT;"));
+        List<String> expected = List.of("saved:none timeout:0", "saved:5s timeout:5s", "saved:4s timeout:4s", "saved:3s timeout:3s");
+        for (int k = 0; k < sessions.size(); k++) {
+            List<String> script = new java.util.ArrayList<>(sessions.get(k));
+            script.add(saved);
+            script.add("");
+            ClientTools.Result r = ClientTools.psql(cluster.proxyPort(0), String.join("\n", script));
+            assertThat(r.output()).as("session %d", k).doesNotContain("ERROR").doesNotContain("WARNING").contains("COMMIT").contains(expected.get(k));
+        }
         assertThat(cluster.check().values()).containsOnly("same");
     }
 
