@@ -116,16 +116,15 @@ public final class GcsBench {
             send(members, sentAt, senderOf, p.warmup(), total);
             long sendEnd = System.nanoTime();
             awaitAll(total);
-            long frames = 0, protos = 0, wakeups = 0, byCaller = 0;
+            long frames = 0, protos = 0, wakeups = 0;
             for (int i = 0; i < members.size(); i++) {
                 JGroupsGcs.SendStats st = members.get(i).sendStats();
                 frames += st.frames() - before[i].frames();
                 protos += st.messages() - before[i].messages();
                 wakeups += st.tickerWakeups() - before[i].tickerWakeups();
-                byCaller += st.framesByCaller() - before[i].framesByCaller();
             }
-            out.printf(Locale.ROOT, "sent %d JGroups messages (%d by the thread that multicast) carrying %d total-order messages (%.2f and %.2f per measured message), ticker wake-ups %d (%.0f/s per member)%n",
-                    frames, byCaller, protos, (double) frames / p.messages(), (double) protos / p.messages(), wakeups,
+            out.printf(Locale.ROOT, "sent %d JGroups messages carrying %d total-order messages (%.2f and %.2f per measured message), ticker wake-ups %d (%.0f/s per member)%n",
+                    frames, protos, (double) frames / p.messages(), (double) protos / p.messages(), wakeups,
                     wakeups / ((System.nanoTime() - t0) / 1e9) / members.size());
             return summarize(sentAt, senderOf, t0, sendEnd);
         } finally {

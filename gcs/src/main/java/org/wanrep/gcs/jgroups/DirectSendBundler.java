@@ -6,8 +6,7 @@ import org.jgroups.util.ByteArrayDataOutputStream;
 
 /**
  * JGroups' per-destination bundler, except for the threads that are there to send and may block doing so
- * (the adapter's sender thread, {@link #sendDirectly}, and a thread that multicast while it drains the adapter's
- * queue, {@link #direct}): what they send is written to the connections on the
+ * (the adapter's sender thread, {@link #sendDirectly}): what they send is written to the connections on the
  * spot, without the hand-off to the destination's bundler thread. Everything else (JGroups' own traffic from
  * timers and receiving threads: acknowledgements, retransmissions, heartbeats, credits, views) is queued for
  * the bundler threads as before, so a connection whose peer stopped reading blocks no timer and no receiver.
@@ -18,13 +17,6 @@ public class DirectSendBundler extends PerDestinationBundler {
 
     /** Marks the calling thread: from now on it writes what it sends itself. */
     static void sendDirectly() { DIRECT.set(true); }
-
-    /** Whether the calling thread writes what it sends itself from now on; returns what it did before. */
-    static boolean direct(boolean on) {
-        boolean was = DIRECT.get();
-        if (was != on) DIRECT.set(on);
-        return was;
-    }
 
     @Override public void send(Message msg) throws Exception {
         if (!DIRECT.get()) {

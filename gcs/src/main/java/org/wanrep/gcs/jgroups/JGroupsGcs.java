@@ -40,16 +40,14 @@ import java.util.function.Consumer;
 /**
  * The thin adapter between JGroups and {@link TotalOrderCore}: the core runs under one lock, fed by
  * JGroups' receive threads, view changes and a ticker that sleeps until the core's next deadline
- * ({@link TotalOrderCore#nextDeadline}); what it sends goes out after the step, outside the lock (so flow
- * control never blocks the protocol): on the thread that multicast, or on a sender thread when a receiving or
- * ticking thread (which must never block in a send) stepped; what it delivers reaches the listener on one
- * delivery thread, in order.
+ * ({@link TotalOrderCore#nextDeadline}); what it sends goes out on a sender thread (so flow control never
+ * blocks the protocol), and what it delivers reaches the listener on one delivery thread, in order.
  *
- * <p>Whichever thread sends takes everything queued at once and sends the multicasts among it as one JGroups
+ * <p>The sender thread takes everything queued at once and sends the multicasts among it as one JGroups
  * message, a bundle ({@link Codec#bundle}, in queue order, up to {@link #MAX_BUNDLE_BYTES}); unicasts (flush
  * traffic to one member) go alone. A receiver feeds all messages of a bundle, or of a JGroups batch, to the
  * core under one lock acquisition and runs the core's post-step once. So the sequencer's own DATA goes out
- * with its ORDER, and a burst of multicasts costs one trip through the JGroups stack. The sending thread writes
+ * with its ORDER, and a burst of multicasts costs one trip through the JGroups stack. The sender thread writes
  * to the connections itself ({@link DirectSendBundler}); received messages reach {@link #receive} from the
  * WAN emulation's lane threads ({@link WanDelayPolicy}), or JGroups' pool without a latency matrix.
  */
@@ -70,18 +68,12 @@ public final class JGroupsGcs implements Gcs, Receiver {
     private record Outgoing(Address dest, byte[] buf) {}
     /** What the core sent in the current step (guarded by the lock): queued as one unit when the step ends. */
     private List<Outgoing> stepOut = new ArrayList<>();
-    /**
-     * Each core step's messages, in order, for whoever holds {@link #sending}: the sender thread, or a thread that
-     * multicast and may block in a send itself ({@link #sendQueued}). One step's multicasts always share a bundle.
-     */
-    private final java.util.concurrent.ConcurrentLinkedQueue<List<Outgoing>> outbound = new java.util.concurrent.ConcurrentLinkedQueue<>();
-    /** Held while draining {@link #outbound} to the channel: one thread sends at a time, in the queue's order. */
-    private final ReentrantLock sending = new ReentrantLock();
+    /** Each core step's messages, in order, for the sender thread: one step's multicasts always share a bundle. */
+    private final LinkedBlockingQueue<List<Outgoing>> outbound = new LinkedBlockingQueue<>();
     /** When the ticker wakes next ({@link #now()} clock): lowered, and the ticker unparked, by any step that brings the core's deadline forward. */
     private volatile long tickAt = Long.MIN_VALUE;
     private final java.util.concurrent.atomic.LongAdder sentFrames = new java.util.concurrent.atomic.LongAdder(),
-            sentMessages = new java.util.concurrent.atomic.LongAdder(), tickerWakeups = new java.util.concurrent.atomic.LongAdder(),
-            framesByCaller = new java.util.concurrent.atomic.LongAdder();
+            sentMessages = new java.util.concurrent.atomic.LongAdder(), tickerWakeups = new java.util.concurrent.atomic.LongAdder();
     private final LinkedBlockingQueue<Runnable> deliveries = new LinkedBlockingQueue<>();
     private final Thread sender, deliverer, ticker;
     private volatile Map<String, Address> addresses = Map.of();
@@ -126,56 +118,28 @@ public final class JGroupsGcs implements Gcs, Receiver {
 
     private static long now() { return System.nanoTime() / 1_000_000; }
 
-    /**
-     * Sends what the core queued when a step of a receiving or ticking thread (which must not block in a send) left
-     * something: unparked by {@link #sendQueued}, it drains the queue under {@link #sending}.
-     */
+    /** Sends what the core queued: everything queued at the moment in one go, the multicasts bundled. */
     private void sendLoop() {
         DirectSendBundler.sendDirectly();   // this thread may block in a send: it writes to the connections itself
+        List<List<Outgoing>> steps = new ArrayList<>();
+        List<Outgoing> batch = new ArrayList<>();
         while (!closed) {
-            if (outbound.isEmpty()) {
-                java.util.concurrent.locks.LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(100));
-                if (Thread.interrupted()) return;
-                continue;
-            }
-            sending.lock();
             try {
-                drain();
+                List<Outgoing> first = outbound.poll(100, TimeUnit.MILLISECONDS);
+                if (first == null) continue;
+                steps.add(first);
+                outbound.drainTo(steps);
+                for (List<Outgoing> step : steps) batch.addAll(step);
+                sendAll(batch);
+            } catch (InterruptedException e) {
+                return;
             } catch (Throwable t) {
                 LOG.error("{}: {}", self, t.toString(), t);
             } finally {
-                sending.unlock();
+                steps.clear();
+                batch.clear();
             }
         }
-    }
-
-    /**
-     * After a step, outside the core's lock: what it queued goes out. A thread that multicast ({@code mayBlock}) sends
-     * it itself unless another thread is sending (which then sends it too: each re-checks the queue after letting go
-     * of {@link #sending}), one thread hand-off fewer per multicast; any other thread wakes the sender thread.
-     */
-    private void sendQueued(boolean mayBlock) {
-        if (outbound.isEmpty()) return;
-        if (!mayBlock) {
-            java.util.concurrent.locks.LockSupport.unpark(sender);
-            return;
-        }
-        while (!outbound.isEmpty() && sending.tryLock()) {
-            boolean was = DirectSendBundler.direct(true);
-            try {
-                drain();
-            } finally {
-                DirectSendBundler.direct(was);
-                sending.unlock();
-            }
-        }
-    }
-
-    /** Under {@link #sending}: everything queued at the moment in one go, the multicasts bundled. */
-    private void drain() {
-        List<Outgoing> batch = new ArrayList<>();
-        for (List<Outgoing> step; (step = outbound.poll()) != null; ) batch.addAll(step);
-        if (!batch.isEmpty()) sendAll(batch);
     }
 
     /**
@@ -211,7 +175,6 @@ public final class JGroupsGcs implements Gcs, Receiver {
             if (dest == null) m.setFlag(Message.TransientFlag.DONT_LOOPBACK);
             channel.send(m);
             sentFrames.increment();
-            if (Thread.currentThread() != sender) framesByCaller.increment();
             sentMessages.add(messages);
         } catch (Exception e) {
             if (!closed) LOG.warn("{}: send failed: {}", self, e.toString());
@@ -220,12 +183,11 @@ public final class JGroupsGcs implements Gcs, Receiver {
 
     /**
      * What this member sent so far: JGroups messages ({@code frames}, bundles counted once), total-order
-     * protocol messages in them, how often the ticker woke up, and the frames a thread that multicast sent
-     * itself ({@code framesByCaller}, no hand-off to the sender thread).
+     * protocol messages in them, and how often the ticker woke up.
      */
-    public record SendStats(long frames, long messages, long tickerWakeups, long framesByCaller) {}
+    public record SendStats(long frames, long messages, long tickerWakeups) {}
 
-    public SendStats sendStats() { return new SendStats(sentFrames.sum(), sentMessages.sum(), tickerWakeups.sum(), framesByCaller.sum()); }
+    public SendStats sendStats() { return new SendStats(sentFrames.sum(), sentMessages.sum(), tickerWakeups.sum()); }
 
     /**
      * Delivers in order until the listener fails. A delivery the listener failed on cannot be skipped
@@ -314,11 +276,10 @@ public final class JGroupsGcs implements Gcs, Receiver {
         } finally {
             lock.unlock();
         }
-        sendQueued(false);
     }
 
     /**
-     * Under the lock, after the core changed: queues what it sent (for {@link #sendQueued}), publishes the lease and
+     * Under the lock, after the core changed: hands what it sent to the sender thread, publishes the lease and
      * wakes the ticker if its deadline came forward.
      */
     private void afterStep() {
@@ -358,7 +319,6 @@ public final class JGroupsGcs implements Gcs, Receiver {
             return id;
         } finally {
             lock.unlock();
-            sendQueued(true);
         }
     }
 
@@ -373,7 +333,6 @@ public final class JGroupsGcs implements Gcs, Receiver {
             return id;
         } finally {
             lock.unlock();
-            sendQueued(true);
         }
     }
 
@@ -427,7 +386,6 @@ public final class JGroupsGcs implements Gcs, Receiver {
 
     private void stopThreads() {
         sender.interrupt();
-        java.util.concurrent.locks.LockSupport.unpark(sender);
         deliverer.interrupt();
         ticker.interrupt();
     }
