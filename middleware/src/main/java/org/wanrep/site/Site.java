@@ -147,6 +147,15 @@ public final class Site implements AutoCloseable {
         }
         SessionLimit sessions = new SessionLimit(clientLimit(c, target, policy.kind() != ExecutionPolicy.Kind.SYMMETRIC
                 || c.get("blocks").equals("certify") && c.get("blocks.write_sets").equals("on")));
+        // before anything reads what the replica has: no session an earlier incarnation left may still commit in it
+        try {
+            ReplicaFence.Ended fenced = ReplicaFence.endOtherSessions(target, Duration.ofSeconds(10));
+            if (!fenced.pids().isEmpty())
+                LOG.warn("site {}: ended {} session(s) found in its replica at start (an earlier incarnation's could still commit): {}",
+                        name, fenced.pids().size(), fenced.pids());
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException("site " + name + ": cannot end the sessions in its replica before reading what it has: " + e.getMessage(), e);
+        }
         BackendPool pool = new BackendPool(target, c.getInt("pool.size"), Duration.ofMillis(c.getInt("pool.wait_timeout_ms")));
         // requests that other sites' clients sent run here logged in as their roles, with the passwords configured for them
         UserDirectory roleUsers = UserDirectory.parse(c.get("users"));
