@@ -962,13 +962,9 @@ public final class InteractiveBlock {
      * the client's statement_timeout (a session setting, outside any block here) is lifted first and put back after
      * ({@code lift}; not needed when it is 0, see {@link #liftsTimeout}). COMMIT/ROLLBACK PREPARED is a query of its own
      * (it cannot run inside even an implicit transaction block); {@link #resolutionIndex} says which. If the lift was
-     * cancelled, the resolution may be cancelled too: it then did nothing, and all three go again.
-     */
-    static List<String> resolveSql(String gid, boolean commit) { return resolveSql(gid, commit, commit, true); }
-
-    /**
-     * As {@link #resolveSql(String, boolean)}; {@code reopen}: a BEGIN after it, for the client's COMMIT to be relayed
-     * to; {@code lift}: with the lifting and putting back of statement_timeout.
+     * cancelled, the resolution may be cancelled too: it then did nothing, and all three go again. {@code reopen}: a
+     * BEGIN after it, for the client's COMMIT to be relayed to; {@code lift}: with the lifting and putting back of
+     * statement_timeout.
      */
     static List<String> resolveSql(String gid, boolean commit, boolean reopen, boolean lift) {
         String resolve = (commit ? "COMMIT" : "ROLLBACK") + " PREPARED '" + gid.replace("'", "''") + "'";
@@ -1010,6 +1006,8 @@ public final class InteractiveBlock {
                 if (!e.sqlState().equals("57014")) break;   // a cancel (the client's timeout, the lift having failed) changed nothing
                 LOG.debug("block {}: resolving it was cancelled ({}): again, the timeout lifted", id, e);
                 lift = true;
+                // the BEGIN sent after it ran all the same: COMMIT/ROLLBACK PREPARED cannot run inside a block
+                if (session.status() != 'I') session.run("ROLLBACK");
             }
             engine.fail("site " + session.site() + ": " + (commit ? "COMMIT" : "ROLLBACK") + " PREPARED of block " + id + " failed (" + e
                     + ") after every site certified it: this replica no longer follows the others");
