@@ -22,14 +22,11 @@ import java.util.List;
 final class ReplicaFence {
     private ReplicaFence() {}
 
-    /** What was ended: the sessions' process ids. */
-    record Ended(List<Integer> pids) {}
-
     /**
-     * Ends every client backend of the replica but this connection's, waiting up to {@code wait} for each to exit.
-     * Throws if one is still there then: what the replica has cannot be known while it runs.
+     * Ends every client backend of the replica but this connection's, waiting up to {@code wait} for each to exit, and
+     * returns their process ids. Throws if one is still there then: what the replica has cannot be known while it runs.
      */
-    static Ended endOtherSessions(BackendTarget target, Duration wait) throws SQLException {
+    static List<Integer> endOtherSessions(BackendTarget target, Duration wait) throws SQLException {
         List<Integer> ended = new ArrayList<>();
         try (Connection c = target.jdbc(Site.SERVICE_DATABASE, "wanrep-fence"); Statement st = c.createStatement()) {
             // pg_terminate_backend(pid, timeout) waits until the process is gone (PostgreSQL 14 and later)
@@ -37,7 +34,7 @@ final class ReplicaFence {
                     + " FROM pg_catalog.pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_catalog.pg_backend_pid()")) {
                 while (rs.next()) ended.add(rs.getInt(1));
             }
-            if (ended.isEmpty()) return new Ended(ended);
+            if (ended.isEmpty()) return ended;
             // a pid that was gone already made pg_terminate_backend answer false: what counts is that none is left
             StringBuilder pids = new StringBuilder();
             for (int p : ended) pids.append(pids.isEmpty() ? "" : ", ").append(p);
@@ -47,6 +44,6 @@ final class ReplicaFence {
                             + " ms: a session an earlier incarnation of this site left could still commit", "55006");
             }
         }
-        return new Ended(ended);
+        return ended;
     }
 }

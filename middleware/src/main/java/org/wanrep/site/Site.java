@@ -149,10 +149,10 @@ public final class Site implements AutoCloseable {
                 || c.get("blocks").equals("certify") && c.get("blocks.write_sets").equals("on")));
         // before anything reads what the replica has: no session an earlier incarnation left may still commit in it
         try {
-            ReplicaFence.Ended fenced = ReplicaFence.endOtherSessions(target, Duration.ofSeconds(10));
-            if (!fenced.pids().isEmpty())
+            List<Integer> fenced = ReplicaFence.endOtherSessions(target, Duration.ofSeconds(10));
+            if (!fenced.isEmpty())
                 LOG.warn("site {}: ended {} session(s) found in its replica at start (an earlier incarnation's could still commit): {}",
-                        name, fenced.pids().size(), fenced.pids());
+                        name, fenced.size(), fenced);
         } catch (java.sql.SQLException e) {
             throw new IllegalStateException("site " + name + ": cannot end the sessions in its replica before reading what it has: " + e.getMessage(), e);
         }
