@@ -226,9 +226,89 @@ public final class BackendConnection implements AutoCloseable {
     public ResponseTracker tracker() { return tracker; }
     public boolean isBroken() { return broken; }
 
+    // ------------------------------------------------------------------ a deferred BEGIN
+
+    /** A BEGIN answered to the client but not sent yet: {@link #status} says 'T' until something is sent. */
+    private boolean beginDeferred;
+    /** Answers of the guarded BEGIN (ParseComplete, BindComplete, CommandComplete) that {@link #read} drops. */
+    private int beginAnswersLeft;
+    /** From the guarded BEGIN's sending to the next ReadyForQuery, the first to tell the status. */
+    private boolean beginUnconfirmed;
+
+    /** The deferred BEGIN's text: "BEGIN" (tests give one PostgreSQL refuses, to see the refusal handled). */
+    private String beginSql;
+
+    /** The three messages of the guarded BEGIN (unnamed statement and portal; no Sync). */
+    private static List<WireMessage> guardedBegin(String sql) {
+        return List.of(new PayloadWriter().cstring("").cstring(sql).int16(0).message('P'),
+                new PayloadWriter().cstring("").cstring("").int16(0).int16(0).int16(0).message('B'),
+                new PayloadWriter().cstring("").int32(0).message('E'));
+    }
+
+    /**
+     * Opens a transaction block without a round trip of its own: BEGIN goes to PostgreSQL with the next request,
+     * and until then {@link #status} is 'T', as if it had run. It goes as Parse/Bind/Execute with no Sync ahead of a
+     * request that starts with a Query: if PostgreSQL refused it (a cancel or statement_timeout that hit it), it skips
+     * everything up to a Sync, so nothing of the request runs outside the block; the refusal ends the connection
+     * ({@link BackendException}). The Query drops the unnamed statement and portal, as the client's simple-query BEGIN
+     * did, so the client's view of them is PostgreSQL's. Ahead of anything else, BEGIN runs as its own round trip.
+     * Only on an idle connection with nothing in flight.
+     */
+    public void deferBegin() { deferBegin("BEGIN"); }
+
+    /** {@link #deferBegin()} with another text for BEGIN (tests: one PostgreSQL refuses). */
+    void deferBegin(String sql) {
+        if (beginDeferred || status() != 'I' || !tracker.idle())
+            throw new IllegalStateException("a deferred BEGIN needs an idle connection (status " + status() + ")");
+        beginDeferred = true;
+        beginSql = sql;
+    }
+
+    /** Sends the deferred BEGIN ahead of {@code first}, the next message to go. */
+    private void sendDeferredBegin(WireMessage first) throws IOException {
+        beginDeferred = false;
+        if (first.kind() != 'Q') {
+            PgError e = run(beginSql);
+            if (e != null || tracker.lastStatus() != 'T') throw beginRefused(e);
+            return;
+        }
+        for (WireMessage m : guardedBegin(beginSql)) {
+            tracker.sent(m);
+            io.write(m);
+        }
+        beginAnswersLeft = 3;
+        beginUnconfirmed = true;
+    }
+
+    /**
+     * PostgreSQL refused the guarded BEGIN (its error just read): it skips up to a Sync, so the request sent after
+     * it did not run. Reads up to that Sync's ReadyForQuery (sending one if the request had none) and returns the
+     * error that ends the connection: the client believes a block is open that is not.
+     */
+    private BackendException guardedBeginFailed(PgError e) throws IOException {
+        beginAnswersLeft = 0;
+        if (tracker.skippingToSync()) {
+            tracker.sent(Messages.SYNC);
+            io.write(Messages.SYNC);
+            io.flush();
+        }
+        while (!tracker.idle()) tracker.received(io.read());
+        beginUnconfirmed = false;
+        return beginRefused(e);
+    }
+
+    private BackendException beginRefused(PgError e) {
+        broken = true;
+        return new BackendException(PgError.fatal(e == null ? "XX000" : e.sqlState(), "wanrep: PostgreSQL did not begin the transaction block"
+                + (e == null ? " (status " + tracker.lastStatus() + ")" : ": " + e.message()) + "; nothing of the request after BEGIN ran"));
+    }
+
+    // ------------------------------------------------------------------ messages
+
     /** Queues a message (call {@link #flush}); tracks what answers it needs. */
     public void send(WireMessage m) throws IOException {
         try {
+            if (beginDeferred) sendDeferredBegin(m);
             tracker.sent(m);
             io.write(m);
         } catch (IOException e) {
@@ -248,14 +328,26 @@ public final class BackendConnection implements AutoCloseable {
 
     /** Reads the next backend message (blocking). */
     public WireMessage read() throws IOException {
+        if (beginDeferred) throw new IllegalStateException("read from PostgreSQL with nothing sent (a BEGIN is deferred)");
         try {
-            WireMessage m = io.read();
-            tracker.received(m);
-            if (m.kind() == 'S') {
-                PayloadReader r = new PayloadReader(m.payload());
-                parameters.put(r.cstring(), r.cstring());
+            while (true) {
+                WireMessage m = io.read();
+                tracker.received(m);
+                if (m.kind() == 'S') {
+                    PayloadReader r = new PayloadReader(m.payload());
+                    parameters.put(r.cstring(), r.cstring());
+                }
+                if (beginAnswersLeft > 0) {   // the guarded BEGIN's answers come first, and are ours
+                    switch (m.kind()) {
+                        case '1', '2' -> { beginAnswersLeft--; continue; }
+                        case 'C' -> { beginAnswersLeft = 0; continue; }
+                        case 'E' -> throw guardedBeginFailed(PgError.parse(m));
+                        default -> { }   // a notice or parameter status: the caller's, as without the BEGIN
+                    }
+                }
+                if (m.kind() == 'Z') beginUnconfirmed = false;
+                return m;
             }
-            return m;
         } catch (IOException | RuntimeException e) {
             broken = true;
             throw e;
@@ -342,7 +434,7 @@ public final class BackendConnection implements AutoCloseable {
     }
 
     /** The status of the last ReadyForQuery: I, T or E. */
-    public char status() { return tracker.lastStatus(); }
+    public char status() { return beginDeferred || beginUnconfirmed ? 'T' : tracker.lastStatus(); }
 
     @Override public void close() {
         try {

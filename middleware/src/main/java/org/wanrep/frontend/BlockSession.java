@@ -40,6 +40,8 @@ final class BlockSession implements InteractiveBlock.Session {
 
     @Override public char status() { return backend().status(); }
 
+    @Override public void deferBegin() { backend().deferBegin(); }
+
     @Override public PgError run(String sql) throws IOException { return backend().run(sql); }
 
     @Override public PgError runCollecting(String sql, Consumer<List<String>> rows) throws IOException {

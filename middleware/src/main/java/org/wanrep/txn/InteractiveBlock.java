@@ -45,6 +45,12 @@ public final class InteractiveBlock {
         /** The backend's transaction status as of its last ReadyForQuery: 'I', 'T' or 'E'. */
         char status();
 
+        /**
+         * Opens the backend's block with whatever is sent next, without a round trip now; {@link #status} is 'T' from
+         * here (see {@code BackendConnection.deferBegin}). Only on an idle backend.
+         */
+        void deferBegin();
+
         /** Runs {@code sql} on the backend, not relayed to the client; returns its first error. */
         PgError run(String sql) throws IOException;
 
@@ -305,10 +311,9 @@ public final class InteractiveBlock {
         b.snapshotGsn = snapshotGsn;
         b.readsAndWrites = tables;
         if (plainBegin != null && b.certifying && !text.contains("isolation")) {
-            // a certifying block's isolation waits for its first statement (see setUp): only BEGIN now, answered as
-            // PostgreSQL does
-            PgError e = session.run("BEGIN");
-            if (e != null) LOG.warn("could not begin the block: {}", e);
+            // a certifying block's isolation waits for its first statement (see setUp): BEGIN goes with it (no round
+            // trip of its own), answered here as PostgreSQL does
+            session.deferBegin();
             b.pendingSetUp = "SELECT " + session.timeAndSeedSql(b.timestampMicros, b.seed) + ", " + BLOCK_LOCK_TIMEOUT_SQL
                     + ", " + SETTINGS_READ;
             session.toClient(List.of(Messages.commandComplete("BEGIN"), Messages.readyForQuery(session.status())));

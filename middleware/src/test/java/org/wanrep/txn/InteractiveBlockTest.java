@@ -84,6 +84,7 @@ class InteractiveBlockTest {
         Consumer<String> beforeRun = sql -> { };
 
         @Override public char status() { return backend.status(); }
+        @Override public void deferBegin() { backend.deferBegin(); }
         @Override public PgError run(String sql) throws IOException {
             beforeRun.accept(sql);
             return backend.run(sql);
