@@ -43,6 +43,8 @@ final class OwnCommands {
     private static final Pattern SITES_CHANGE = Pattern.compile("(?is)\\s*show\\s+wanrep\\.sites\\s+(add|remove)\\s+([A-Za-z0-9_\\-]+)\\s*;?\\s*");
 
     static Answer answer(String sql, SiteContext ctx, String user) {
+        // every command of ours names a wanrep. setting: any other text (nearly every one) is PostgreSQL's, without a regex
+        if (!org.wanrep.sql.SqlText.containsIgnoreCase(sql, "wanrep.")) return null;
         Matcher sc = SITES_CHANGE.matcher(sql);
         if (sc.matches()) return changeSites(ctx, user, sc.group(1).equalsIgnoreCase("add"), sc.group(2));
         Matcher lr = LOG_RANGE.matcher(sql);

@@ -41,7 +41,7 @@ final class SessionSettings {
             "idle_in_transaction_session_timeout", "idle_session_timeout", "temp_buffers", "is_superuser");
 
     /** A statement that may change a setting: SET, RESET, DISCARD at a statement's start, or set_config() anywhere. */
-    private static final Pattern CHANGE = Pattern.compile(
+    static final Pattern CHANGE = Pattern.compile(
             "(?is)(?:^|;)\\s*(?:(?:/\\*.*?\\*/|--[^\\n]*\\n)\\s*)*(?:set|reset|discard)\\b|set_config");
     /** Custom (dotted) names a text sets: SET [SESSION|LOCAL] a.b, RESET a.b, set_config('a.b', ...). */
     private static final Pattern CUSTOM = Pattern.compile(
@@ -71,7 +71,7 @@ final class SessionSettings {
         boolean changes = false;
         for (String t : texts) {
             if (!SqlText.containsIgnoreCase(t, "set") && !SqlText.containsIgnoreCase(t, "discard")) continue;
-            if (!CHANGE.matcher(t).find()) continue;
+            if (!mayChange(t)) continue;
             changes = true;
             Matcher m = CUSTOM.matcher(t);
             while (m.find()) {
@@ -81,6 +81,42 @@ final class SessionSettings {
         }
         if (changes) dirty = true;
         return changes;
+    }
+
+    /**
+     * Whether {@link #CHANGE} finds a match in {@code t}, without the regex for nearly every text (an UPDATE's SET made
+     * it run on every update): set_config anywhere, or SET, RESET or DISCARD as a word where a statement starts (the
+     * text's start, or after a semicolon, past the regex's white space). Where a comment may come first, the regex
+     * itself decides.
+     */
+    static boolean mayChange(String t) {
+        if (SqlText.containsIgnoreCase(t, "set_config")) return true;
+        int n = t.length();
+        for (int anchor = 0; anchor <= n; ) {
+            int p = anchor;
+            while (p < n && regexSpace(t.charAt(p))) p++;
+            if (p < n) {
+                char c = t.charAt(p);
+                if (c == '/' || c == '-') return CHANGE.matcher(t).find();
+                if (wordAt(t, p, "set") || wordAt(t, p, "reset") || wordAt(t, p, "discard")) return true;
+            }
+            int semi = t.indexOf(';', anchor);
+            if (semi < 0) return false;
+            anchor = semi + 1;
+        }
+        return false;
+    }
+
+    /** Java's {@code \s} without UNICODE_CHARACTER_CLASS. */
+    private static boolean regexSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == 0x0B || c == '\f' || c == '\r'; }
+
+    /** {@code word} (ASCII, lower case) at {@code p}, ignoring case, followed by a word boundary. */
+    private static boolean wordAt(String t, int p, String word) {
+        if (!t.regionMatches(true, p, word, 0, word.length())) return false;
+        int e = p + word.length();
+        if (e >= t.length()) return true;
+        char c = t.charAt(e);
+        return !(c < 128 && (Character.isLetterOrDigit(c) || c == '_'));
     }
 
     /** Marks the settings as to be read again (at startup, or after a transaction block ended). */
