@@ -266,7 +266,12 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
             return;
         }
         if (t.ships() && !t.isOrigin()) w.keepReplies = true;   // they travel with the write set to the client's site
-        dispatch(w, () -> done.completed(runOnce(t, w, commit)));
+        Runnable attempt = () -> done.completed(runOnce(t, w, commit));
+        // in its turn, and the transaction before it just ended on this thread: run here, after that step, as a COMMIT in
+        // turn is (commitNext); the pool's thread would only be woken to do the same (a replay in turn, see ReplicationEngine)
+        java.util.ArrayDeque<Runnable> later = LATER.get();
+        if (later != null && commit && t.commitsWithRequest() && !(w instanceof OriginWork)) later.add(attempt);
+        else dispatch(w, attempt);
     }
 
     /**
@@ -454,6 +459,11 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
 
     /** Attempts run as one query string so far, in this JVM (tests: the path was taken). */
     public static long oneQueryRuns() { return ONE_QUERY_RUNS.sum(); }
+
+    private static final java.util.concurrent.atomic.LongAdder COMMITS_ALONE = new java.util.concurrent.atomic.LongAdder();
+
+    /** COMMITs sent on their own, after their transaction's request, so far in this JVM (tests: a replay in turn sends none). */
+    public static long commitsAlone() { return COMMITS_ALONE.sum(); }
 
     /**
      * A final attempt of a simple-query request as ONE query string: our BEGIN, the request's text and, in the
@@ -754,6 +764,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
             return;
         }
         commitNext(w, () -> {
+            COMMITS_ALONE.increment();
             try {
                 settleCancel(w);
                 String record = t.recordSql();

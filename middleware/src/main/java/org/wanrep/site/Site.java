@@ -266,6 +266,7 @@ public final class Site implements AutoCloseable {
         // on the block's prepared locks while the block waits for its rollback, is cancelled for sure (the executor's
         // cancel is sticky and repeated until the attempt returns; CertifiedBlocksOptSafeTest)
         engine.certification(c.get("blocks").equals("certify"), c.getInt("blocks.certification_window"));
+        engine.replayInTurn(c.get("blocks.replay").equals("in-turn"));
         engine.attach(gcs);
         gcs.onFatal(engine::fail);   // a delivery the engine failed on stops the site (fires at once if one failed already)
         engine.flowControl(flow);

@@ -1449,6 +1449,10 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
             if (f != null) f.complete(t);
             return;
         }
+        if (t.state == Txn.State.WAITING && replaysInTurn(t) && !inTurn(t)) {
+            t.grantedAwaitingTurn = true;   // runs when its turn comes (nextInTurn), COMMIT in the same query
+            return;
+        }
         if (t.state == Txn.State.WAITING) run(t);
         else if (t.state == Txn.State.ROLLING_BACK) { /* runs again once the rollback returned */ }
     }
@@ -1622,6 +1626,26 @@ public final class ReplicationEngine implements GcsListener, LockManager.Listene
     private boolean inTurn(Txn t) {
         return t.gsn > 0 && (unfinished.isEmpty() || unfinished.first() >= t.gsn);
     }
+
+    /**
+     * Whether {@code t}, granted, waits for its turn before it runs at all: another site's certified block replayed from
+     * its statement log (its reads left out: a short run of writes, which certification already decided). Its COMMIT
+     * waits for its turn in any case; run before it, it took a second round trip (COMMIT alone) on top of the first, and a
+     * hand-off to an executor thread. Run in its turn, it is one query with its COMMIT, on the thread that committed the
+     * transaction before it (see {@code WireTxnExecutor.execute}), as write sets are applied in their turn. What is lost
+     * is the overlap of one replay's statements with the commit before it; the connection it would have held meanwhile
+     * stays free. Its rows are locked from the grant on, as before, so nothing ordered after it can take them first.
+     */
+    private boolean replaysInTurn(Txn t) {
+        return replayInTurn && t.request.kind() == TxnRequest.Kind.CERTIFY && !t.origin && t.fin && !t.resolvesPrepared
+                && !writeSets.containsKey(t.request.id());
+    }
+
+    /** Setting {@code blocks.replay}: whether certified blocks replayed here run in their turn (see {@link #replaysInTurn}). */
+    private volatile boolean replayInTurn = true;
+
+    /** {@code true}: other sites' certified blocks replay in their turn ({@code blocks.replay: in-turn}); false: as soon as granted. */
+    public void replayInTurn(boolean on) { replayInTurn = on; }
 
     /** The lowest unfinished transaction's turn has come: it commits (or applies, or its origin commits) if it is ready to. */
     private void nextInTurn() {

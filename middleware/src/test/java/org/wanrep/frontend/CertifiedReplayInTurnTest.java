@@ -1,0 +1,95 @@
+package org.wanrep.frontend;
+
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.wanrep.exec.WireTxnExecutor;
+
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Another site's certified blocks replayed from their statement logs ({@code blocks.replay}). In turn (the default),
+ * a replay runs once everything ordered before it has finished at the replica, its COMMIT in the same query, so no
+ * replay's COMMIT goes on its own. Overlapped, a replay runs as soon as granted: one whose predecessor is held up at
+ * the replica (here by a row lock taken directly in site b's PostgreSQL) finishes first and sends COMMIT alone once its
+ * turn comes. Either way, with pgbench's eight clients after it, pgbench's invariant holds at every replica, the history
+ * has one row per acknowledged transaction, and the replicas are identical.
+ */
+class CertifiedReplayInTurnTest {
+    @ParameterizedTest(name = "blocks.replay {0}")
+    @ValueSource(strings = {"in-turn", "overlapped"})
+    void aReplayInTurnCommitsInItsOwnQuery(String replay) throws Exception {
+        try (TestCluster c = new TestCluster(List.of("a", "b"), "lan", Map.of("delivery", "safe", "blocks", "certify", "blocks.replay", replay))) {
+            try (Connection x = c.connect(0); Statement st = x.createStatement()) {
+                st.execute("CREATE TABLE s (id int PRIMARY KEY, v int); CREATE TABLE t (id int PRIMARY KEY, v int); INSERT INTO s VALUES (1, 0); INSERT INTO t VALUES (1, 0)");
+            }
+            c.awaitQuiescent();
+            long held0 = WireTxnExecutor.commitsAlone();
+            try (Connection lock = c.pgs.get(1).connect(); Statement ls = lock.createStatement()) {
+                // site b's replay of the first block waits in PostgreSQL on this row; the second block writes another table
+                lock.setAutoCommit(false);
+                ls.executeQuery("SELECT v FROM s WHERE id = 1 FOR UPDATE").close();
+                // two sessions: one session's blocks are ordered after each other at every site (its order lock)
+                try (Connection x = c.connect(0); Connection y = c.connect(0); Statement sx = x.createStatement(); Statement sy = y.createStatement()) {
+                    x.setAutoCommit(false);
+                    y.setAutoCommit(false);
+                    sx.executeUpdate("UPDATE s SET v = v + 1 WHERE id = 1");
+                    x.commit();
+                    sy.executeUpdate("UPDATE t SET v = v + 1 WHERE id = 1");
+                    y.commit();
+                }
+                Thread.sleep(1500);   // overlapped: the second replay runs meanwhile and waits for its turn, executed
+                lock.commit();
+            }
+            c.awaitQuiescent();
+            long held = WireTxnExecutor.commitsAlone() - held0;
+            System.out.printf("blocks.replay %s: %d COMMITs sent alone behind a held-up replay%n", replay, held);
+            if (replay.equals("in-turn")) assertThat(held).as("COMMITs of replays sent on their own").isZero();
+            else assertThat(held).as("the second replay ran before its turn, then sent COMMIT alone").isEqualTo(1);
+            assertThat(c.check().values()).as("replicas compared").containsOnly("same");
+
+            ClientTools.Result init = ClientTools.pgbench(c.proxyPort(0), "-i", "-s", "1", "-q");
+            assertThat(init.exit()).as(init.output()).isZero();
+            c.awaitQuiescent();
+            long alone0 = WireTxnExecutor.commitsAlone();
+            ClientTools.Result run = ClientTools.pgbench(c.proxyPort(0), "-n", "-c", "8", "-j", "2", "-T", "4", "--max-tries", "1000", "-b", "tpcb-like");
+            assertThat(run.exit()).as(run.output()).isZero();
+            c.awaitQuiescent();
+            long alone = WireTxnExecutor.commitsAlone() - alone0;
+            long processed = count(run.output(), "number of transactions actually processed: (\\d+)");
+            long replayed;
+            try (Connection x = c.connect(1); Statement st = x.createStatement(); ResultSet r = st.executeQuery("SHOW wanrep.certification")) {
+                r.next();
+                replayed = r.getLong("logs_replayed");
+            }
+            System.out.printf("blocks.replay %s: %d blocks, %d replayed at b, %d COMMITs sent alone%n", replay, processed, replayed, alone);
+            assertThat(replayed).as("blocks replayed from their log at site b").isGreaterThanOrEqualTo(processed);
+            if (replay.equals("in-turn")) assertThat(alone).as("COMMITs of replays sent on their own").isZero();
+            assertThat(c.check().values()).as("replicas compared").containsOnly("same");
+            for (int i = 0; i < 2; i++) {
+                try (Connection x = c.pgs.get(i).connect(); Statement st = x.createStatement();
+                     ResultSet r = st.executeQuery("SELECT (SELECT sum(abalance) FROM pgbench_accounts), (SELECT sum(tbalance) FROM pgbench_tellers),"
+                             + " (SELECT sum(bbalance) FROM pgbench_branches), (SELECT coalesce(sum(delta), 0) FROM pgbench_history),"
+                             + " (SELECT count(*) FROM pgbench_history)")) {
+                    r.next();
+                    long a = r.getLong(1);
+                    assertThat(List.of(r.getLong(2), r.getLong(3), r.getLong(4))).as("balances and history at replica " + i).containsOnly(a);
+                    assertThat(r.getLong(5)).as("one history row per acknowledged transaction at replica " + i).isEqualTo(processed);
+                }
+            }
+        }
+    }
+
+    private static long count(String output, String regex) {
+        Matcher m = Pattern.compile(regex).matcher(output);
+        assertThat(m.find()).as(output).isTrue();
+        return Long.parseLong(m.group(1));
+    }
+}
