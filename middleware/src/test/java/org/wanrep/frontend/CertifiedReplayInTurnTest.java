@@ -9,8 +9,6 @@ import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -63,7 +61,7 @@ class CertifiedReplayInTurnTest {
             assertThat(run.exit()).as(run.output()).isZero();
             c.awaitQuiescent();
             long alone = WireTxnExecutor.commitsAlone() - alone0;
-            long processed = count(run.output(), "number of transactions actually processed: (\\d+)");
+            long processed = ClientTools.processed(run);
             long replayed;
             try (Connection x = c.connect(1); Statement st = x.createStatement(); ResultSet r = st.executeQuery("SHOW wanrep.certification")) {
                 r.next();
@@ -73,23 +71,7 @@ class CertifiedReplayInTurnTest {
             assertThat(replayed).as("blocks replayed from their log at site b").isGreaterThanOrEqualTo(processed);
             if (replay.equals("in-turn")) assertThat(alone).as("COMMITs of replays sent on their own").isZero();
             assertThat(c.check().values()).as("replicas compared").containsOnly("same");
-            for (int i = 0; i < 2; i++) {
-                try (Connection x = c.pgs.get(i).connect(); Statement st = x.createStatement();
-                     ResultSet r = st.executeQuery("SELECT (SELECT sum(abalance) FROM pgbench_accounts), (SELECT sum(tbalance) FROM pgbench_tellers),"
-                             + " (SELECT sum(bbalance) FROM pgbench_branches), (SELECT coalesce(sum(delta), 0) FROM pgbench_history),"
-                             + " (SELECT count(*) FROM pgbench_history)")) {
-                    r.next();
-                    long a = r.getLong(1);
-                    assertThat(List.of(r.getLong(2), r.getLong(3), r.getLong(4))).as("balances and history at replica " + i).containsOnly(a);
-                    assertThat(r.getLong(5)).as("one history row per acknowledged transaction at replica " + i).isEqualTo(processed);
-                }
-            }
+            c.assertPgbenchInvariant(processed);
         }
-    }
-
-    private static long count(String output, String regex) {
-        Matcher m = Pattern.compile(regex).matcher(output);
-        assertThat(m.find()).as(output).isTrue();
-        return Long.parseLong(m.group(1));
     }
 }

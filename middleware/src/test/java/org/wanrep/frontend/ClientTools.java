@@ -40,6 +40,13 @@ public final class ClientTools {
                 "-v", "ON_ERROR_STOP=0", "-f", "-"), script, 120);
     }
 
+    /** The transactions a pgbench run reports processed (acknowledged to it). */
+    public static long processed(Result pgbench) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("number of transactions actually processed: (\\d+)").matcher(pgbench.output());
+        if (!m.find()) throw new IllegalStateException("no count of processed transactions in pgbench's output: " + pgbench.output());
+        return Long.parseLong(m.group(1));
+    }
+
     public static Result pgbench(int port, String... args) throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(List.of(bin("pgbench").toString(), "-h", "127.0.0.1", "-p", Integer.toString(port), "-U", "postgres"));
         cmd.addAll(List.of(args));

@@ -12,8 +12,6 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -85,7 +83,7 @@ class PgbenchEverySiteTest {
                 for (Thread t : ts) t.join();
                 for (ClientTools.Result r : rs) {
                     assertThat(r.exit()).as(r.output()).isZero();
-                    processed += count(r.output(), "number of transactions actually processed: (\\d+)");
+                    processed += ClientTools.processed(r);
                 }
             }
             assertThat(processed).isPositive();
@@ -109,23 +107,7 @@ class PgbenchEverySiteTest {
                 assertThat(applied).as("certified blocks applied from their write set").isPositive();
                 if (writeSets) assertThat(replayed).as("certified blocks replayed under a write-set policy").isZero();
             }
-            for (int i = 0; i < 3; i++) {
-                try (Connection x = c.pgs.get(i).connect(); Statement st = x.createStatement();
-                     ResultSet r = st.executeQuery("SELECT (SELECT sum(abalance) FROM pgbench_accounts), (SELECT sum(tbalance) FROM pgbench_tellers),"
-                             + " (SELECT sum(bbalance) FROM pgbench_branches), (SELECT coalesce(sum(delta), 0) FROM pgbench_history),"
-                             + " (SELECT count(*) FROM pgbench_history)")) {
-                    r.next();
-                    long a = r.getLong(1);
-                    assertThat(List.of(r.getLong(2), r.getLong(3), r.getLong(4))).as("balances and history at replica " + i).containsOnly(a);
-                    assertThat(r.getLong(5)).as("one history row per acknowledged transaction at replica " + i).isEqualTo(processed);
-                }
-            }
+            c.assertPgbenchInvariant(processed);
         }
-    }
-
-    private static long count(String output, String regex) {
-        Matcher m = Pattern.compile(regex).matcher(output);
-        assertThat(m.find()).as(output).isTrue();
-        return Long.parseLong(m.group(1));
     }
 }

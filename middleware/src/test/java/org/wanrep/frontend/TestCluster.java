@@ -165,6 +165,24 @@ final class TestCluster implements AutoCloseable {
         return TableDigest.compare(names, ds);
     }
 
+    /**
+     * pgbench's own invariant at every replica: the balances of accounts, tellers and branches and the history's deltas
+     * add up, and the history holds one row per transaction pgbench reported processed (acknowledged).
+     */
+    void assertPgbenchInvariant(long processed) throws Exception {
+        for (int i = 0; i < pgs.size(); i++) {
+            try (Connection x = pgs.get(i).connect(); java.sql.Statement st = x.createStatement();
+                 java.sql.ResultSet r = st.executeQuery("SELECT (SELECT sum(abalance) FROM pgbench_accounts), (SELECT sum(tbalance) FROM pgbench_tellers),"
+                         + " (SELECT sum(bbalance) FROM pgbench_branches), (SELECT coalesce(sum(delta), 0) FROM pgbench_history),"
+                         + " (SELECT count(*) FROM pgbench_history)")) {
+                r.next();
+                long a = r.getLong(1);
+                org.assertj.core.api.Assertions.assertThat(List.of(r.getLong(2), r.getLong(3), r.getLong(4))).as("balances and history at replica " + i).containsOnly(a);
+                org.assertj.core.api.Assertions.assertThat(r.getLong(5)).as("one history row per acknowledged transaction at replica " + i).isEqualTo(processed);
+            }
+        }
+    }
+
     /** Waits until no running site has a delivered transaction left to finish. */
     void awaitQuiescent() throws InterruptedException {
         long end = System.nanoTime() + 60_000_000_000L;
