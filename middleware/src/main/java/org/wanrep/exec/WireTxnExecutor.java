@@ -30,10 +30,15 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
     // flight. Measured on 2 cores, virtual threads here cost more CPU per transaction (the
     // per-task executor's bookkeeping and idle carriers spinning), CPU PostgreSQL then lacks.
     private final ExecutorService threads = Executors.newCachedThreadPool(r -> {
-        Thread t = new Thread(r, "wanrep-exec");
+        Thread t = new ExecThread(r);
         t.setDaemon(true);
         return t;
     });
+
+    /** The pool's threads: only they take up a transaction in its turn after their own step (see {@link #execute}). */
+    private static final class ExecThread extends Thread {
+        ExecThread(Runnable r) { super(r, "wanrep-exec"); }
+    }
 
     private volatile java.util.function.Consumer<String> captureStarter = db -> { };
     private volatile java.util.function.Consumer<String> fatalHandler = reason -> LOG.error("{}", reason);
@@ -267,10 +272,12 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
         }
         if (t.ships() && !t.isOrigin()) w.keepReplies = true;   // they travel with the write set to the client's site
         Runnable attempt = () -> done.completed(runOnce(t, w, commit));
-        // in its turn, and the transaction before it just ended on this thread: run here, after that step, as a COMMIT in
-        // turn is (commitNext); the pool's thread would only be woken to do the same (a replay in turn, see ReplicationEngine)
+        // in its turn, and the transaction before it just ended on this pool thread: run here, after that step, as a COMMIT
+        // in turn is (commitNext); another pool thread would only be woken to do the same (a replay in turn, see
+        // ReplicationEngine). Not on a client's thread (its OriginWork's steps): its client would wait for the run
         java.util.ArrayDeque<Runnable> later = LATER.get();
-        if (later != null && commit && t.commitsWithRequest() && !(w instanceof OriginWork)) later.add(attempt);
+        if (later != null && Thread.currentThread() instanceof ExecThread && commit && t.commitsWithRequest() && !(w instanceof OriginWork))
+            later.add(attempt);
         else dispatch(w, attempt);
     }
 

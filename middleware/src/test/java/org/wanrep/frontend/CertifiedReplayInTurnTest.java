@@ -74,4 +74,49 @@ class CertifiedReplayInTurnTest {
             c.assertPgbenchInvariant(processed);
         }
     }
+
+    /**
+     * A replay whose turn comes when a local client's update commits does not run on that client's thread: the client
+     * has its answer while the replay waits in PostgreSQL (on a row held by a direct session at site b).
+     */
+    @org.junit.jupiter.api.Test
+    void aReplayInTurnDoesNotHoldUpTheAnswerOfTheUpdateBeforeIt() throws Exception {
+        try (TestCluster c = new TestCluster(List.of("a", "b"), "lan", Map.of("delivery", "safe", "blocks", "certify"))) {
+            try (Connection x = c.connect(0); Statement st = x.createStatement()) {
+                st.execute("CREATE TABLE s (id int PRIMARY KEY, v int); CREATE TABLE u (id int PRIMARY KEY, v int); INSERT INTO s VALUES (1, 0); INSERT INTO u VALUES (1, 0)");
+            }
+            c.awaitQuiescent();
+            try (Connection lockU = c.pgs.get(1).connect(); Connection lockS = c.pgs.get(1).connect();
+                 Statement lu = lockU.createStatement(); Statement ls = lockS.createStatement()) {
+                lockU.setAutoCommit(false);
+                lockS.setAutoCommit(false);
+                lu.executeQuery("SELECT v FROM u WHERE id = 1 FOR UPDATE").close();
+                ls.executeQuery("SELECT v FROM s WHERE id = 1 FOR UPDATE").close();
+                // an update by a client of site b, held up at b by the row lock on u
+                java.util.concurrent.CompletableFuture<Long> answered = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                    try (Connection y = c.connect(1); Statement sy = y.createStatement()) {
+                        sy.executeUpdate("UPDATE u SET v = v + 1 WHERE id = 1");
+                        return System.nanoTime();
+                    } catch (java.sql.SQLException e) {
+                        throw new RuntimeException(e);
+                    }
+                });
+                Thread.sleep(1000);   // ordered by now; the block below comes after it
+                try (Connection x = c.connect(0); Statement sx = x.createStatement()) {
+                    x.setAutoCommit(false);
+                    sx.executeUpdate("UPDATE s SET v = v + 1 WHERE id = 1");
+                    x.commit();
+                }
+                Thread.sleep(500);   // the block's replay at b is granted and waits for its turn, after the update
+                long released = System.nanoTime();
+                lockU.commit();   // the update commits at b; the replay's turn comes, and it waits on s's row
+                long at = answered.get(30, java.util.concurrent.TimeUnit.SECONDS);
+                System.out.printf("the update was answered %.0f ms after its row was free%n", (at - released) / 1e6);
+                assertThat(at - released).as("ns from the update's row freed to its answer, the replay still waiting").isLessThan(5_000_000_000L);
+                lockS.commit();
+            }
+            c.awaitQuiescent();
+            assertThat(c.check().values()).as("replicas compared").containsOnly("same");
+        }
+    }
 }
