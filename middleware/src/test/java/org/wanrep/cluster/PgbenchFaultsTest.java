@@ -76,7 +76,7 @@ class PgbenchFaultsTest {
             long processed = 0, lostClients = 0;
             for (CompletableFuture<Result> f : runs) {
                 Result r = f.get(120, TimeUnit.SECONDS);
-                processed += count(r.output(), "number of transactions actually processed: (\\d+)");
+                processed += ClientTools.processed(r);
                 lostClients += aborted(r.output());
                 System.out.println("PgbenchFaultsTest: pgbench exit " + r.exit() + ", " + firstLine(r.output(), "number of transactions actually processed"));
             }
@@ -138,12 +138,6 @@ class PgbenchFaultsTest {
             }
         });
         return f;
-    }
-
-    private static long count(String output, String regex) {
-        Matcher m = Pattern.compile(regex).matcher(output);
-        assertThat(m.find()).as(output).isTrue();
-        return Long.parseLong(m.group(1));
     }
 
     /** Clients pgbench gave up on: each may have lost a transaction whose outcome it never heard. */
