@@ -151,24 +151,32 @@ public final class SqlLexer {
 
     /**
      * The tokens of {@code sql}, covering it from start to end without gaps (unmodifiable). A session reads
-     * one request's text several times (its shape, its statements, time functions, session commands), so
-     * the last text lexed on this thread is kept with its tokens, by identity.
+     * one request's text several times (its shape, its statements, time functions, session commands, its log),
+     * often as equal strings built anew (a message's text is decoded at each read), so the last few texts lexed
+     * on this thread are kept with their tokens: a text equal to one of them is not lexed again.
      */
     @SuppressWarnings("unchecked")
     public static List<Token> tokens(String sql) {
-        Object[] last = LAST.get();
-        if (last[0] == sql) return (List<Token>) last[1];
-        List<Token> ts = java.util.Collections.unmodifiableList(tokens(sql, 0, sql.length()));
-        if (sql.length() <= MEMO_MAX_CHARS) {
-            last[0] = sql;
-            last[1] = ts;
+        Object[] memo = MEMO.get();
+        int n = sql.length();
+        for (int i = 0; i < MEMO_ENTRIES; i++) {
+            Object k = memo[2 * i];
+            if (k == sql || k != null && ((String) k).length() == n && k.equals(sql)) return (List<Token>) memo[2 * i + 1];
+        }
+        List<Token> ts = java.util.Collections.unmodifiableList(tokens(sql, 0, n));
+        if (n <= MEMO_MAX_CHARS) {   // oldest out: entries shift one place
+            System.arraycopy(memo, 0, memo, 2, 2 * (MEMO_ENTRIES - 1));
+            memo[0] = sql;
+            memo[1] = ts;
         }
         return ts;
     }
 
-    /** Longer texts are not kept (a session thread would hold their tokens until its next request). */
+    /** Longer texts are not kept (a session thread would hold their tokens until its next requests). */
     private static final int MEMO_MAX_CHARS = 16 << 10;
-    private static final ThreadLocal<Object[]> LAST = ThreadLocal.withInitial(() -> new Object[2]);
+    private static final int MEMO_ENTRIES = 4;
+    /** Text, tokens, text, tokens... newest first. */
+    private static final ThreadLocal<Object[]> MEMO = ThreadLocal.withInitial(() -> new Object[2 * MEMO_ENTRIES]);
 
     /** The tokens of {@code sql.substring(from, to)}, with positions into {@code sql} (for a dollar-quoted body read as code). */
     public static List<Token> tokens(String sql, int from, int to) {

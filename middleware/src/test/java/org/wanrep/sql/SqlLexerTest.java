@@ -177,4 +177,18 @@ class SqlLexerTest {
         for (int i = 0; i < n; i++) b.append(NOISE[r.nextInt(NOISE.length)]);
         return b.toString();
     }
+
+    /** A text equal to one of the last few lexed on this thread is not lexed again; older ones are, with the same tokens. */
+    @Test
+    void recentTextsAreLexedOnce() {
+        String a = "UPDATE t SET x = 1 WHERE id = 2";
+        List<SqlLexer.Token> first = SqlLexer.tokens(a);
+        assertThat(SqlLexer.tokens(new String(a.toCharArray()))).isSameAs(first);   // equal, built anew
+        for (int i = 0; i < 3; i++) SqlLexer.tokens("SELECT " + i);
+        assertThat(SqlLexer.tokens(a)).isSameAs(first);
+        for (int i = 0; i < 4; i++) SqlLexer.tokens("SELECT " + (10 + i));
+        List<SqlLexer.Token> again = SqlLexer.tokens(a);
+        assertThat(again).isNotSameAs(first).isEqualTo(first);
+        assertThat(SqlLexer.tokens("UPDATE t SET x = 10 WHERE id = 2")).isNotEqualTo(first);   // positions differ
+    }
 }
