@@ -134,10 +134,7 @@ public final class SqlClassifier extends UnitClassifier {
         Catalog cat = catalog();
         for (String w : tables.writes()) if (cat.triggered.contains(w) || cat.wholeOnly.contains(w)) return true;   // triggers, rules
         for (String t : texts) {
-            for (String f : SqlText.functionCalls(TimeRewriting.withoutReplicatedClock(t))) {
-                String bare = f.substring(f.lastIndexOf('.') + 1);
-                if (WRITING_BUILTINS.contains(bare) || !(f.startsWith("pg_catalog.") || !f.contains(".") && cat.builtinFunctions.contains(bare))) return true;
-            }
+            if (callsUnread(TimeRewriting.withoutReplicatedClock(t), cat)) return true;
             if (!cat.viewBases.isEmpty()) {   // a view's definition may call anything: any text naming one counts
                 String lower = t.toLowerCase(Locale.ROOT);
                 for (String v : cat.viewBases.keySet()) if (lower.contains(v.substring(v.indexOf('.') + 1))) return true;
@@ -146,11 +143,39 @@ public final class SqlClassifier extends UnitClassifier {
         return false;
     }
 
+    /**
+     * Verdicts of {@link #callsUnread} by the text's shape: the functions a text calls do not depend on its
+     * literals, and every update of a certifying block asks (texts that differ only in their constants).
+     */
+    private final Map<String, Boolean> callsByShape = new ConcurrentHashMap<>();
+
+    /** Whether {@code sql} calls a function other than a read-only built-in of {@code cat}. */
+    private boolean callsUnread(String sql, Catalog cat) {
+        long g = generation;
+        String shape = SqlText.normalize(sql);
+        Boolean known = callsByShape.get(shape);
+        if (known != null) return known;
+        boolean unread = false;
+        for (String f : SqlText.functionCalls(sql)) {
+            String bare = f.substring(f.lastIndexOf('.') + 1);
+            if (WRITING_BUILTINS.contains(bare) || !(f.startsWith("pg_catalog.") || !f.contains(".") && cat.builtinFunctions.contains(bare))) {
+                unread = true;
+                break;
+            }
+        }
+        if (shape.length() <= MAX_CACHED_CHARS && generation == g && catalog == cat) {   // not from a catalog replaced meanwhile
+            if (callsByShape.size() > 20_000) callsByShape.clear();
+            callsByShape.put(shape, unread);
+        }
+        return unread;
+    }
+
     @Override public void catalogChanged() {
         catalog = null;            // first: an analysis from here on reads the catalog again
         super.catalogChanged();    // then the generation: what began before (and may have read the old one) is not kept
         byShape.clear();
         templates.clear();
+        callsByShape.clear();
         bodyProblems.clear();
     }
 

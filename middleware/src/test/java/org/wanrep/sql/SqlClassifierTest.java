@@ -237,4 +237,26 @@ class SqlClassifierTest {
             assertThat(cat.builtinFunctions).contains("sum", "now", "lower");
         }
     }
+
+    /**
+     * Whether a statement may run code the classifier does not read is kept by the text's shape: texts that differ only
+     * in their constants get the same verdict, a shape with another call its own, and a changed catalog is read again.
+     */
+    @Test
+    void unreadCodeVerdictsByShape() {
+        Catalog cat = Catalog.empty().relation("public.accounts").builtins(Set.of("abs", "lower"));
+        Catalog[] current = {cat};
+        SqlClassifier c = new SqlClassifier(() -> current[0], Map.of());
+        TableSet t = TableSet.of(Set.of(), Set.of("public.accounts"));
+        assertThat(c.mayRunUnreadCode(List.of("UPDATE accounts SET b = abs(-1) WHERE id = 1"), t)).isFalse();
+        assertThat(c.mayRunUnreadCode(List.of("UPDATE accounts SET b = abs(-2) WHERE id = 7"), t)).isFalse();
+        assertThat(c.mayRunUnreadCode(List.of("UPDATE accounts SET b = mine(-2) WHERE id = 7"), t)).isTrue();
+        assertThat(c.mayRunUnreadCode(List.of("UPDATE accounts SET b = 'mine(-2)' WHERE id = 7"), t)).isFalse();
+        assertThat(c.mayRunUnreadCode(List.of("UPDATE accounts SET b = abs(1) WHERE id = 8", "UPDATE accounts SET b = mine(1) WHERE id = 9"), t)).isTrue();
+        assertThat(c.mayRunUnreadCode(List.of("UPDATE accounts SET b = nextval('s') WHERE id = 1"), t)).isTrue();
+        // abs() is a user's function in the next catalog: the kept verdict must not outlive the old one
+        current[0] = Catalog.empty().relation("public.accounts").builtins(Set.of("lower"));
+        c.catalogChanged();
+        assertThat(c.mayRunUnreadCode(List.of("UPDATE accounts SET b = abs(-3) WHERE id = 2"), t)).isTrue();
+    }
 }
