@@ -29,6 +29,11 @@ public final class SessionCommands {
      * is_local argument is literally true, session-level advisory locks.
      */
     public static boolean changesSessionState(String sql) {
+        return !plainlyKeepsSession(sql) && changesSessionStateByTokens(sql);
+    }
+
+    /** {@link #changesSessionState} read token by token (without the first look). */
+    static boolean changesSessionStateByTokens(String sql) {
         List<SqlLexer.Token> ts = SqlLexer.tokens(sql);
         if (!plain(ts)) return changesSessionStateByText(sql);
         int from = 0;
@@ -38,6 +43,29 @@ public final class SessionCommands {
             from = i + 1;
         }
         return false;
+    }
+
+    /**
+     * A look without lexing that answers "keeps" only where the readings below would (every replicated update passes
+     * here at every site): one statement (no semicolon but a last one), starting with a whole ASCII word that is no
+     * session command, SET or DECLARE, and none of the words a session change needs (temp, set_config, advisory) in
+     * any case anywhere. Anything else is read token by token.
+     */
+    static boolean plainlyKeepsSession(String sql) {
+        int n = sql.length(), i = 0;
+        while (i < n && Character.isWhitespace(sql.charAt(i))) i++;
+        int start = i;
+        while (i < n && (sql.charAt(i) | 0x20) >= 'a' && (sql.charAt(i) | 0x20) <= 'z') i++;
+        if (i == start || i < n && (Character.isLetterOrDigit(sql.charAt(i)) || sql.charAt(i) == '_' || sql.charAt(i) == '$' || sql.charAt(i) > 127))
+            return false;
+        String first = sql.substring(start, i).toLowerCase(Locale.ROOT);
+        if (SESSION_COMMANDS.contains(first) || first.equals("set") || first.equals("declare")) return false;
+        int semicolon = sql.indexOf(';');
+        if (semicolon >= 0) {
+            for (int k = semicolon + 1; k < n; k++) if (!Character.isWhitespace(sql.charAt(k))) return false;
+        }
+        return !SqlText.containsIgnoreCase(sql, "temp") && !SqlText.containsIgnoreCase(sql, "set_config")
+                && !SqlText.containsIgnoreCase(sql, "advisory");
     }
 
     /** True only if {@code sql} has a DISCARD ALL or DEALLOCATE [PREPARE] ALL statement (which drop every prepared statement). */

@@ -98,4 +98,33 @@ class SessionCommandsTest {
         // where they differ, it is rare (a parameter glued to a word, e.g. $1temp): the token reading is the same rule, not a blunter one
         assertThat(more).as("texts only the token reading takes as changing the session").isLessThan(200);
     }
+
+    /** The first look without lexing says "keeps the session" only where the token reading does, on random texts. */
+    @Test
+    void firstLookIsNeverLessCautiousThanTheTokenReading() {
+        long seed = Long.getLong("wanrep.sessioncommands.seed", System.nanoTime());
+        System.out.println("SessionCommandsTest first look seed " + seed + " (-Dwanrep.sessioncommands.seed=" + seed + " repeats it)");
+        java.util.Random rnd = new java.util.Random(seed);
+        String[] starts = {"UPDATE", "update", "insert", "SELECT", "sélect", "set", "SET", "set_", "do", "do_x", "reset", "reset1", "ſet",
+                "declare", "with", "(select", " \n update", "/* c */ set", "-- c\nset", "discard", "Prepare", "listen", "load", "\"set\"", "E'x'"};
+        String[] parts = {"t", "x", "=", "1", "'a'", "'temp'", "temp", "TEMPORARY", "pg_temp.t", "set_config", "SET_CONFIG(", "pg_advisory_lock(",
+                "advisory", "(", ")", ",", ";", ";", "; SET x = 1", "; reset all", "with hold", "$$ set x $$", "true", "\u2003", "ſet_config",
+                "/* c */", "-- c\n", " ", "\n", "local", "transaction", "abc"};
+        int plain = 0;
+        for (int n = 0; n < 20_000; n++) {
+            StringBuilder b = new StringBuilder(starts[rnd.nextInt(starts.length)]);
+            int len = rnd.nextInt(10);
+            for (int k = 0; k < len; k++) {
+                if (rnd.nextInt(3) > 0) b.append(' ');
+                b.append(parts[rnd.nextInt(parts.length)]);
+            }
+            String sql = b.toString();
+            if (SessionCommands.plainlyKeepsSession(sql)) {
+                plain++;
+                assertThat(SessionCommands.changesSessionStateByTokens(sql)).as("seed %d: %s", seed, sql).isFalse();
+                assertThat(SessionCommands.changesSessionStateByText(sql)).as("seed %d: %s", seed, sql).isFalse();
+            }
+        }
+        assertThat(plain).as("texts the first look settles").isGreaterThan(1_000);
+    }
 }
