@@ -686,8 +686,15 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
             b.add("RESET ALL");
             for (String timeout : TIMEOUTS)
                 if (!"0".equals(resetValues.get(timeout))) calls.add("pg_catalog.set_config('" + timeout + "', '0', true)");
-            for (Map.Entry<String, String> s : new java.util.TreeMap<>(r.settings()).entrySet())
-                if (!s.getKey().equals(TxnRequest.ROLE) && !s.getValue().equals(resetValues.get(s.getKey())))
+            // in name order, every site alike; nearly always none differs, so only those are sorted
+            java.util.TreeMap<String, String> differing = null;
+            for (Map.Entry<String, String> s : r.settings().entrySet())
+                if (!s.getKey().equals(TxnRequest.ROLE) && !s.getValue().equals(resetValues.get(s.getKey()))) {
+                    if (differing == null) differing = new java.util.TreeMap<>();
+                    differing.put(s.getKey(), s.getValue());
+                }
+            if (differing != null)
+                for (Map.Entry<String, String> s : differing.entrySet())
                     calls.add("pg_catalog.set_config(" + literal(s.getKey()) + ", " + literal(s.getValue()) + ", true)");
         }
         if (r.timestampMicros() != 0)
