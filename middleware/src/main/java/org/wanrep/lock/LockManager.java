@@ -63,12 +63,19 @@ public final class LockManager {
         final Queue queue;
         final boolean fin;
         final long seq;
+        /** Its place in a queue as one number: finals in final order, then tentatives in enqueue order. */
+        final long position;
         Node(Entry entry, LockMode mode, Queue queue) {
             this.entry = entry; this.mode = mode; this.queue = queue; this.fin = entry.fin; this.seq = entry.seq;
+            this.position = fin ? seq : TENTATIVE + seq;
         }
     }
 
-    private static final Comparator<Node> POSITION = Comparator.<Node>comparingInt(n -> n.fin ? 0 : 1).thenComparingLong(n -> n.seq);
+    /** Where tentative positions start: behind any final one (a site orders far fewer than 2^62 transactions). */
+    private static final long TENTATIVE = 1L << 62;
+
+    /** Queue order (one comparison of longs: every delivery inserts into a queue every in-flight transaction is in). */
+    private static final Comparator<Node> POSITION = (a, b) -> Long.compare(a.position, b.position);
     private static final LockMode[] MODES = LockMode.values();
     /** For each mode, the modes it conflicts with. */
     private static final LockMode[][] INCOMPATIBLE = new LockMode[MODES.length][];

@@ -29,9 +29,14 @@ public record TableSet(Set<String> reads, Set<String> writes, boolean all, Map<S
     public TableSet {
         reads = Set.copyOf(reads);
         writes = Set.copyOf(writes);
-        Map<String, Map<String, LockMode>> r = new HashMap<>();
-        if (!all) for (var e : rows.entrySet()) r.put(e.getKey(), Map.copyOf(e.getValue()));
-        rows = Map.copyOf(r);
+        if (all || rows.isEmpty()) rows = Map.of();
+        else {   // immutable all the way down, built once (every statement and every delivery makes one)
+            @SuppressWarnings("unchecked")
+            Map.Entry<String, Map<String, LockMode>>[] es = new Map.Entry[rows.size()];
+            int i = 0;
+            for (var e : rows.entrySet()) es[i++] = Map.entry(e.getKey(), Map.copyOf(e.getValue()));
+            rows = Map.ofEntries(es);
+        }
     }
 
     public TableSet(Set<String> reads, Set<String> writes, boolean all) { this(reads, writes, all, Map.of()); }
