@@ -230,16 +230,19 @@ public final class BackendConnection implements AutoCloseable {
 
     /** A BEGIN answered to the client but not sent yet: {@link #status} says 'T' until something is sent. */
     private boolean beginDeferred;
-    /** Answers of the guarded BEGIN (ParseComplete, BindComplete, CommandComplete) that {@link #read} drops. */
-    private int beginAnswersLeft;
+    /** Guarded statements (BEGIN, then any set-up) whose CommandComplete has not come: {@link #read} drops their answers. */
+    private int guardedLeft;
     /** From the guarded BEGIN's sending to the next ReadyForQuery, the first to tell the status. */
     private boolean beginUnconfirmed;
 
     /** The deferred BEGIN's text: "BEGIN" (tests give one PostgreSQL refuses, to see the refusal handled). */
     private String beginSql;
+    /** Statements of ours to run right after the deferred BEGIN (see {@link #deferSetUp}), and who takes their rows. */
+    private List<String> setUp = List.of();
+    private java.util.function.Consumer<List<String>> setUpRows;
 
-    /** The three messages of the guarded BEGIN (unnamed statement and portal; no Sync). */
-    private static List<WireMessage> guardedBegin(String sql) {
+    /** The three messages of a guarded statement (unnamed statement and portal; no Sync). */
+    private static List<WireMessage> guarded(String sql) {
         return List.of(new PayloadWriter().cstring("").cstring(sql).int16(0).message('P'),
                 new PayloadWriter().cstring("").cstring("").int16(0).int16(0).int16(0).message('B'),
                 new PayloadWriter().cstring("").int32(0).message('E'));
@@ -262,31 +265,56 @@ public final class BackendConnection implements AutoCloseable {
             throw new IllegalStateException("a deferred BEGIN needs an idle connection (status " + status() + ")");
         beginDeferred = true;
         beginSql = sql;
+        setUp = List.of();
+        setUpRows = null;
     }
 
-    /** Sends the deferred BEGIN ahead of {@code first}, the next message to go. */
+    /** Whether a BEGIN is deferred and nothing has been sent since. */
+    public boolean beginDeferred() { return beginDeferred; }
+
+    /**
+     * Statements of ours (one each, no semicolon between two) that go right after the deferred BEGIN, guarded as it is,
+     * ahead of the next request if it starts with a Query: no round trip and no flush of their own, and PostgreSQL
+     * answers them with the request (their rows go to {@code rows}, the rest of their answers nobody sees). If one fails,
+     * nothing of the request runs and the connection ends, as for a refused BEGIN. Call only before {@link #send}, and
+     * only for a request that starts with a Query (ahead of anything else they would use the client's unnamed statement).
+     */
+    public void deferSetUp(List<String> statements, java.util.function.Consumer<List<String>> rows) {
+        if (!beginDeferred) throw new IllegalStateException("a set-up goes with a deferred BEGIN");
+        setUp = List.copyOf(statements);
+        setUpRows = rows;
+    }
+
+    /** Sends the deferred BEGIN (and set-up) ahead of {@code first}, the next message to go. */
     private void sendDeferredBegin(WireMessage first) throws IOException {
         beginDeferred = false;
         if (first.kind() != 'Q') {
+            if (!setUp.isEmpty()) throw new IllegalStateException("a deferred set-up goes only ahead of a Query");
             PgError e = run(beginSql);
-            if (e != null || tracker.lastStatus() != 'T') throw beginRefused(e);
+            if (e != null || tracker.lastStatus() != 'T') throw beginRefused(e, "begin");
             return;
         }
-        for (WireMessage m : guardedBegin(beginSql)) {
-            tracker.sent(m);
-            io.write(m);
+        List<String> statements = new ArrayList<>(1 + setUp.size());
+        statements.add(beginSql);
+        statements.addAll(setUp);
+        for (String sql : statements) {
+            for (WireMessage m : guarded(sql)) {
+                tracker.sent(m);
+                io.write(m);
+            }
         }
-        beginAnswersLeft = 3;
+        guardedLeft = statements.size();
         beginUnconfirmed = true;
     }
 
     /**
-     * PostgreSQL refused the guarded BEGIN (its error just read): it skips up to a Sync, so the request sent after
+     * PostgreSQL refused a guarded statement (its error just read): it skips up to a Sync, so the request sent after
      * it did not run. Reads up to that Sync's ReadyForQuery (sending one if the request had none) and returns the
-     * error that ends the connection: the client believes a block is open that is not.
+     * error that ends the connection: the client believes a block is open that is not (or not set up).
      */
-    private BackendException guardedBeginFailed(PgError e) throws IOException {
-        beginAnswersLeft = 0;
+    private BackendException guardedFailed(PgError e) throws IOException {
+        String what = guardedLeft > setUp.size() ? "begin" : "set up";
+        guardedLeft = 0;
         if (tracker.skippingToSync()) {
             tracker.sent(Messages.SYNC);
             io.write(Messages.SYNC);
@@ -294,12 +322,12 @@ public final class BackendConnection implements AutoCloseable {
         }
         while (!tracker.idle()) tracker.received(io.read());
         beginUnconfirmed = false;
-        return beginRefused(e);
+        return beginRefused(e, what);
     }
 
-    private BackendException beginRefused(PgError e) {
+    private BackendException beginRefused(PgError e, String what) {
         broken = true;
-        return new BackendException(PgError.fatal(e == null ? "XX000" : e.sqlState(), "wanrep: PostgreSQL did not begin the transaction block"
+        return new BackendException(PgError.fatal(e == null ? "XX000" : e.sqlState(), "wanrep: PostgreSQL did not " + what + " the transaction block"
                 + (e == null ? " (status " + tracker.lastStatus() + ")" : ": " + e.message()) + "; nothing of the request after BEGIN ran"));
     }
 
@@ -337,11 +365,21 @@ public final class BackendConnection implements AutoCloseable {
                     PayloadReader r = new PayloadReader(m.payload());
                     parameters.put(r.cstring(), r.cstring());
                 }
-                if (beginAnswersLeft > 0) {   // the guarded BEGIN's answers come first, and are ours
+                if (guardedLeft > 0) {   // the guarded statements' answers come first, and are ours
                     switch (m.kind()) {
-                        case '1', '2' -> { beginAnswersLeft--; continue; }
-                        case 'C' -> { beginAnswersLeft = 0; continue; }
-                        case 'E' -> throw guardedBeginFailed(PgError.parse(m));
+                        case '1', '2' -> { continue; }
+                        case 'D' -> {
+                            if (setUpRows != null) setUpRows.accept(Messages.dataRowValues(m));
+                            continue;
+                        }
+                        case 'C' -> {
+                            if (--guardedLeft == 0) {
+                                setUp = List.of();
+                                setUpRows = null;
+                            }
+                            continue;
+                        }
+                        case 'E' -> throw guardedFailed(PgError.parse(m));
                         default -> { }   // a notice or parameter status: the caller's, as without the BEGIN
                     }
                 }

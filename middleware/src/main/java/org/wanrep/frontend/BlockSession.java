@@ -56,8 +56,8 @@ final class BlockSession implements InteractiveBlock.Session {
         return session.relay(unit, buffer, null, null);
     }
 
-    @Override public InteractiveBlock.Relayed relayAfter(String sql, Consumer<List<String>> rows, List<WireMessage> unit) throws IOException {
-        return session.relay(unit, null, sql, rows);
+    @Override public InteractiveBlock.Relayed relayAfter(List<String> statements, Consumer<List<String>> rows, List<WireMessage> unit) throws IOException {
+        return session.relay(unit, null, statements, rows);
     }
 
     @Override public void toClient(List<WireMessage> messages) throws IOException { session.toClient(messages); }

@@ -571,18 +571,22 @@ public final class ClientSession implements Runnable {
 
     /**
      * Sends a request to the backend and its answers to the client, or into {@code buffer} if given; {@code ours}, if
-     * not null, is a query of ours sent just before it (one round trip), whose rows go to {@code rows} and whose answers
-     * the client never sees (a failure of it is logged: the request then fails on the failed block, as PostgreSQL
-     * answers). Returns what was sent (COPY data included), the first error and the last command tag.
+     * not null, are statements of ours run just before it (one round trip), whose rows go to {@code rows} and whose
+     * answers the client never sees. Right after a deferred BEGIN and ahead of a Query they go guarded, as the BEGIN does
+     * (no flush of their own; a failure ends the connection, see {@code BackendConnection.deferSetUp}); else as one
+     * Query (a failure of it is logged: the request then fails on the failed block, as PostgreSQL answers). Returns
+     * what was sent (COPY data included), the first error and the last command tag.
      */
-    InteractiveBlock.Relayed relay(List<WireMessage> unit, List<WireMessage> buffer, String ours, java.util.function.Consumer<List<String>> rows)
+    InteractiveBlock.Relayed relay(List<WireMessage> unit, List<WireMessage> buffer, List<String> ours, java.util.function.Consumer<List<String>> rows)
             throws IOException {
         List<WireMessage> sent = new ArrayList<>();
         PgError error = null;
         String lastTag = null;
         relaying = true;
         try {
-            if (ours != null) backend.send(WireMessage.query(ours));
+            boolean oursGuarded = ours != null && unit.get(0).kind() == 'Q' && backend.beginDeferred();
+            if (oursGuarded) backend.deferSetUp(ours, rows);
+            else if (ours != null) backend.send(WireMessage.query(String.join("; ", ours)));
             for (WireMessage m : unit) {
                 backend.send(m);
                 sent.add(m);
@@ -593,10 +597,10 @@ public final class ClientSession implements Runnable {
             if (end != 'S' && end != 'H' && end != 'Q') backend.send(Messages.FLUSH);
             backend.flush();
             statements.note(unit);
-            if (ours != null) {   // its answers come first
+            if (ours != null && !oursGuarded) {   // its answers come first
                 while (true) {
                     WireMessage m = backend.read();
-                    if (m.kind() == 'E') LOG.warn("{} failed: {}", ours, PgError.parse(m));
+                    if (m.kind() == 'E') LOG.warn("{} failed: {}", String.join("; ", ours), PgError.parse(m));
                     if (m.kind() == 'D' && rows != null) rows.accept(Messages.dataRowValues(m));
                     if (m.kind() == 'Z') break;
                 }

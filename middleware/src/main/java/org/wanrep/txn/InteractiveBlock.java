@@ -67,12 +67,12 @@ public final class InteractiveBlock {
         Relayed relay(List<WireMessage> unit, List<WireMessage> buffer) throws IOException;
 
         /**
-         * Runs {@code sql} (ours, its rows to {@code rows}), then relays the client's request to the client: sent together,
-         * one round trip. A failure of {@code sql} is logged; the request then fails on the failed block, as PostgreSQL
-         * would answer it.
+         * Runs {@code statements} (ours, their rows to {@code rows}), then relays the client's request to the client: sent
+         * together, one round trip. A failure of ours is logged and the request then fails on the failed block, as
+         * PostgreSQL would answer it; or, where ours go guarded after a deferred BEGIN, it ends the connection.
          */
-        default Relayed relayAfter(String sql, Consumer<List<String>> rows, List<WireMessage> unit) throws IOException {
-            PgError e = runCollecting(sql, rows);
+        default Relayed relayAfter(List<String> statements, Consumer<List<String>> rows, List<WireMessage> unit) throws IOException {
+            PgError e = runCollecting(String.join("; ", statements), rows);
             if (e != null) LOG.warn("could not set up the block: {}", e);
             return relay(unit, null);
         }
@@ -413,14 +413,14 @@ public final class InteractiveBlock {
         String setUp = pendingSetUp;
         pendingSetUp = null;
         return run(unit, catalogChange, writes, setUp == null ? null
-                : "SET TRANSACTION ISOLATION LEVEL " + (writes ? "READ COMMITTED" : "REPEATABLE READ") + "; " + setUp);
+                : List.of("SET TRANSACTION ISOLATION LEVEL " + (writes ? "READ COMMITTED" : "REPEATABLE READ"), setUp));
     }
 
     /**
      * {@code writes}: the classifier routed it as an update (else a query or session command); {@code setUp}: ours, to
      * run first in the same round trip (see {@link #setUpAndRun}), or null.
      */
-    private Relayed run(List<WireMessage> unit, boolean catalogChange, boolean writes, String setUp) throws IOException {
+    private Relayed run(List<WireMessage> unit, boolean catalogChange, boolean writes, List<String> setUp) throws IOException {
         if (catalogChange) ddl = true;
         Relayed r = setUp == null ? session.relay(unit, null)
                 : session.relayAfter(setUp, this::readSettings, unit);

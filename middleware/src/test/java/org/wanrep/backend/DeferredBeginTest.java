@@ -143,4 +143,51 @@ class DeferredBeginTest {
             assertThatThrownBy(c::read).as("a read with nothing sent would wait for ever").isInstanceOf(IllegalStateException.class);
         }
     }
+
+    /** Set-up statements go guarded after the BEGIN: their rows to the taker, the caller sees only the Query's answers. */
+    @Test
+    void aSetUpGoesWithTheBeginAndOnlyItsRowsArrive() throws IOException {
+        try (BackendConnection c = open()) {
+            c.deferBegin();
+            List<List<String>> rows = new ArrayList<>();
+            c.deferSetUp(List.of("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+                    "SELECT pg_catalog.set_config('wanrep.x', 'y', true), pg_catalog.current_setting('max_prepared_transactions')"), rows::add);
+            assertThat(answerKinds(c, List.of(WireMessage.query("INSERT INTO t VALUES (1)")))).isEqualTo("CZ");
+            assertThat(rows).hasSize(1);
+            assertThat(rows.get(0).get(0)).isEqualTo("y");
+            List<List<String>> in = new ArrayList<>();
+            assertThat(c.runCollecting("SELECT pg_catalog.current_setting('transaction_isolation'), pg_catalog.current_setting('wanrep.x')", in::add)).isNull();
+            assertThat(in.get(0)).containsExactly("repeatable read", "y");
+            assertThat(rows()).isZero();
+            assertThat(c.run("COMMIT")).isNull();
+            assertThat(rows()).isEqualTo(1);
+            // the next block has none of it
+            c.deferBegin();
+            assertThat(answerKinds(c, List.of(WireMessage.query("INSERT INTO t VALUES (2)")))).isEqualTo("CZ");
+            assertThat(c.runForTags("ROLLBACK")).containsExactly("ROLLBACK");
+            assertThat(rows).hasSize(1);
+        }
+    }
+
+    @Test
+    void aSetUpPostgresRefusesLetsNothingOfTheQueryRunAndEndsTheConnection() throws IOException {
+        try (BackendConnection c = open()) {
+            c.deferBegin();
+            c.deferSetUp(List.of("SELECT 1/0"), r -> { });
+            assertThatThrownBy(() -> answerKinds(c, List.of(WireMessage.query("INSERT INTO t VALUES (1)"))))
+                    .isInstanceOf(BackendException.class).hasMessageContaining("did not set up the transaction block")
+                    .hasMessageContaining("division by zero");
+            assertThat(c.isBroken()).isTrue();
+        }
+        try (BackendConnection c = open()) {
+            c.deferBegin();
+            c.deferSetUp(List.of("SELECT 1"), r -> { });
+            assertThatThrownBy(() -> answerKinds(c, extended("INSERT INTO t VALUES (2)"))).as("ahead of an extended request it would use the client's unnamed statement")
+                    .isInstanceOf(IllegalStateException.class);
+        }
+        try (BackendConnection c = open()) {
+            assertThatThrownBy(() -> c.deferSetUp(List.of("SELECT 1"), r -> { })).isInstanceOf(IllegalStateException.class);
+        }
+        assertThat(rows()).isZero();
+    }
 }
