@@ -107,6 +107,50 @@ public record TableSet(Set<String> reads, Set<String> writes, boolean all, Map<S
         return new TableSet(r, w, false, rows);
     }
 
+    /**
+     * {@link #union(List)} of sets given one at a time, without copying what came before at each (a certifying block
+     * adds each statement's set: a fold of unions copied the whole block's rows once per statement).
+     */
+    public static final class Union {
+        private final Set<String> reads = new HashSet<>(), writes = new HashSet<>(), whole = new HashSet<>();
+        private final Map<String, Map<String, LockMode>> rows = new HashMap<>();
+        private boolean all;
+        /** The union as of the last {@link #add}, made when first asked. */
+        private TableSet made;
+
+        public Union add(TableSet s) {
+            made = null;
+            if (s.all) all = true;
+            reads.addAll(s.reads);
+            writes.addAll(s.writes);
+            for (String t : s.reads) if (!s.rows.containsKey(t)) whole.add(t);
+            for (String t : s.writes) if (!s.rows.containsKey(t)) whole.add(t);
+            for (var e : s.rows.entrySet()) {
+                Map<String, LockMode> keys = rows.computeIfAbsent(e.getKey(), k -> new HashMap<>());
+                e.getValue().forEach((k, m) -> keys.merge(k, m, LockMode::join));
+            }
+            return this;
+        }
+
+        public boolean all() { return all; }
+
+        /** Whether some set read or wrote {@code table}. */
+        public boolean touches(String table) { return reads.contains(table) || writes.contains(table); }
+
+        /** The keys of {@code table}'s rows, if it is locked by row in the union (no set reached it whole), else null. */
+        public Map<String, LockMode> rowsOf(String table) {
+            return all || whole.contains(table) ? null : rows.get(table);
+        }
+
+        public TableSet toTableSet() {
+            if (made != null) return made;
+            if (all) return made = allTables();
+            Map<String, Map<String, LockMode>> r = new HashMap<>(rows);
+            r.keySet().removeAll(whole);
+            return made = new TableSet(reads, writes, false, r);
+        }
+    }
+
     private boolean touches(String t) { return reads.contains(t) || writes.contains(t) || rows.containsKey(t); }
 
     public boolean readOnly() { return !all && writes.isEmpty(); }

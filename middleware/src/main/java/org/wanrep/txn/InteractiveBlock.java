@@ -210,7 +210,7 @@ public final class InteractiveBlock {
     /** Its snapshot position: every transaction delivered up to it had finished here before its snapshot. */
     private long snapshotGsn;
     /** What its statements read and wrote, at the granularity the classifier showed (rows, tables, all). */
-    private TableSet readsAndWrites = TableSet.of(Set.of(), Set.of());
+    private final TableSet.Union readsAndWrites = new TableSet.Union();
     private boolean wrote;
     private boolean ended;
     /** The replica's max_prepared_transactions, read at BEGIN (-1: not read). */
@@ -309,7 +309,7 @@ public final class InteractiveBlock {
         // its write set can travel in its CERTIFY if the capture at PREPARE ran before the block has a transaction id
         b.preparedCaptured = b.certifying && session.preparedWriteSets() != null && session.preparedWriteSets().capturesNow();
         b.snapshotGsn = snapshotGsn;
-        b.readsAndWrites = tables;
+        b.readsAndWrites.add(tables);
         if (plainBegin != null && b.certifying && !text.contains("isolation")) {
             // a certifying block's isolation waits for its first statement (see setUp): BEGIN goes with it (no round
             // trip of its own), answered here as PostgreSQL does
@@ -382,7 +382,7 @@ public final class InteractiveBlock {
                 }
             }
             firstLocked = statementUnread ? Set.of() : RowPositions.untouchedKeyedRows(texts, tables, readsAndWrites);
-            readsAndWrites = TableSet.union(readsAndWrites, tables);
+            readsAndWrites.add(tables);
             wrote = true;
         } else if (exclusive == null && session.status() == 'T' && !acquireExclusive(unit)) return false;
         Relayed r = setUpAndRun(unit, catalogChange, true);
@@ -397,7 +397,7 @@ public final class InteractiveBlock {
 
     /** Any other request of the block (a query, a session command): it runs here; a certifying block records its reads. */
     public void other(List<WireMessage> unit, TableSet tables, boolean catalogChange) throws IOException {
-        if (certifying) readsAndWrites = TableSet.union(readsAndWrites, tables);
+        if (certifying) readsAndWrites.add(tables);
         setUpAndRun(unit, catalogChange, false);
     }
 
@@ -850,7 +850,7 @@ public final class InteractiveBlock {
         }
         // the session's order too: at another site its next update must not commit before this block's apply or replay;
         // with its write set it carries no log (no site replays it)
-        TxnRequest req = TxnRequest.certify(id, readsAndWrites.inSession(session.orderKey()), database, writeSet != null ? List.of() : replay.shipped(log),
+        TxnRequest req = TxnRequest.certify(id, readsAndWrites.toTableSet().inSession(session.orderKey()), database, writeSet != null ? List.of() : replay.shipped(log),
                 timestampMicros, seed, settings, snapshotGsn, rowPositions, ships, writeSet);
         Txn t;
         try {

@@ -32,6 +32,11 @@ public final class RowPositions {
      * statement does not qualify.
      */
     public static Set<String> untouchedKeyedRows(List<String> texts, TableSet tables, TableSet before) {
+        return untouchedKeyedRows(texts, tables, new TableSet.Union().add(before));
+    }
+
+    /** As {@link #untouchedKeyedRows(List, TableSet, TableSet)}, the block's sets so far not united yet. */
+    public static Set<String> untouchedKeyedRows(List<String> texts, TableSet tables, TableSet.Union before) {
         if (texts.size() != 1 || tables.all() || before.all() || tables.writes().size() != 1) return Set.of();
         String text = texts.get(0);
         if (!DML.matcher(text).lookingAt()) return Set.of();
@@ -48,8 +53,8 @@ public final class RowPositions {
         if (keys.isEmpty()) return Set.of();
         for (LockMode m : keys.values()) if (m != LockMode.WRITE) return Set.of();
         // the block reached the table before without keys (a scan): it may have read these rows on an older snapshot
-        Map<String, LockMode> earlier = before.rows().get(table);
-        boolean reachedWhole = earlier == null && (before.reads().contains(table) || before.writes().contains(table));
+        Map<String, LockMode> earlier = before.rowsOf(table);
+        boolean reachedWhole = earlier == null && before.touches(table);
         if (reachedWhole) return Set.of();
         Set<String> out = new HashSet<>();
         for (String k : keys.keySet()) if (earlier == null || !earlier.containsKey(k)) out.add(table + TableSet.ROW + k);

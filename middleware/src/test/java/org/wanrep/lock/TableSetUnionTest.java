@@ -31,6 +31,19 @@ class TableSetUnionTest {
             assertThat(TableSet.union(sets)).as("seed %d round %d: %s", seed, round, sets).isEqualTo(folded);
             assertThat(TableSet.union(sets).resources()).isEqualTo(folded.resources());
             if (n == 2) assertThat(TableSet.union(sets.get(0), sets.get(1))).isEqualTo(folded);
+            // one at a time, as a certifying block adds its statements' sets, asked between the additions too
+            TableSet.Union u = new TableSet.Union();
+            for (int i = 0; i < n; i++) {
+                u.add(sets.get(i));
+                TableSet sofar = TableSet.union(sets.subList(0, i + 1));
+                assertThat(u.toTableSet()).as("seed %d round %d after %d", seed, round, i + 1).isEqualTo(sofar);
+                assertThat(u.all()).isEqualTo(sofar.all());
+                for (String t : List.of("a", "b", "c", "d")) {
+                    if (sofar.all()) continue;
+                    assertThat(u.rowsOf(t)).as("seed %d round %d: rows of %s", seed, round, t).isEqualTo(sofar.rows().get(t));
+                    assertThat(u.touches(t)).isEqualTo(sofar.reads().contains(t) || sofar.writes().contains(t));
+                }
+            }
         }
     }
 
