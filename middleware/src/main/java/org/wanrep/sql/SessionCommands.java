@@ -47,25 +47,51 @@ public final class SessionCommands {
 
     /**
      * A look without lexing that answers "keeps" only where the readings below would (every replicated update passes
-     * here at every site): one statement (no semicolon but a last one), starting with a whole ASCII word that is no
-     * session command, SET or DECLARE, and none of the words a session change needs (temp, set_config, advisory) in
-     * any case anywhere. Anything else is read token by token.
+     * here at every site, a certified block's joined statements too): none of the words a session change needs (temp,
+     * set_config, advisory) in any case anywhere, and every statement starts with a whole ASCII word that is no session
+     * command, SET or DECLARE. Statements are told apart at semicolons only in a text without quotes, dollar signs,
+     * backslashes or comments (where each semicolon ends one; the replicated clock this proxy wrote is read as the NULL
+     * it stands for here); in any other text only a last semicolon may stand.
+     * Anything else is read token by token.
      */
     static boolean plainlyKeepsSession(String sql) {
-        int n = sql.length(), i = 0;
-        while (i < n && Character.isWhitespace(sql.charAt(i))) i++;
+        sql = TimeRewriting.withoutReplicatedClock(sql);   // our clock reads a setting, with quotes: a replicated INSERT's
+        if (SqlText.containsIgnoreCase(sql, "temp") || SqlText.containsIgnoreCase(sql, "set_config") || SqlText.containsIgnoreCase(sql, "advisory"))
+            return false;
+        int n = sql.length();
+        boolean quoted = false;
+        for (int i = 0; i < n && !quoted; i++) {
+            char c = sql.charAt(i);
+            quoted = c == '\'' || c == '"' || c == '$' || c == '\\' || c == '-' && i + 1 < n && sql.charAt(i + 1) == '-'
+                    || c == '/' && i + 1 < n && sql.charAt(i + 1) == '*';
+        }
+        int from = 0;
+        while (true) {
+            int semicolon = sql.indexOf(';', from);
+            int end = semicolon < 0 ? n : semicolon;
+            boolean last = semicolon < 0 || blankFrom(sql, semicolon + 1);
+            if (!last && quoted) return false;
+            if (!plainStart(sql, from, end)) return false;
+            if (last) return true;
+            from = semicolon + 1;
+        }
+    }
+
+    private static boolean blankFrom(String sql, int from) {
+        for (int k = from; k < sql.length(); k++) if (!Character.isWhitespace(sql.charAt(k))) return false;
+        return true;
+    }
+
+    /** Whether {@code sql[from, to)} starts with a whole ASCII word that is no session command, SET or DECLARE. */
+    private static boolean plainStart(String sql, int from, int to) {
+        int i = from;
+        while (i < to && Character.isWhitespace(sql.charAt(i))) i++;
         int start = i;
-        while (i < n && (sql.charAt(i) | 0x20) >= 'a' && (sql.charAt(i) | 0x20) <= 'z') i++;
-        if (i == start || i < n && (Character.isLetterOrDigit(sql.charAt(i)) || sql.charAt(i) == '_' || sql.charAt(i) == '$' || sql.charAt(i) > 127))
+        while (i < to && (sql.charAt(i) | 0x20) >= 'a' && (sql.charAt(i) | 0x20) <= 'z') i++;
+        if (i == start || i < to && (Character.isLetterOrDigit(sql.charAt(i)) || sql.charAt(i) == '_' || sql.charAt(i) == '$' || sql.charAt(i) > 127))
             return false;
         String first = sql.substring(start, i).toLowerCase(Locale.ROOT);
-        if (SESSION_COMMANDS.contains(first) || first.equals("set") || first.equals("declare")) return false;
-        int semicolon = sql.indexOf(';');
-        if (semicolon >= 0) {
-            for (int k = semicolon + 1; k < n; k++) if (!Character.isWhitespace(sql.charAt(k))) return false;
-        }
-        return !SqlText.containsIgnoreCase(sql, "temp") && !SqlText.containsIgnoreCase(sql, "set_config")
-                && !SqlText.containsIgnoreCase(sql, "advisory");
+        return !SESSION_COMMANDS.contains(first) && !first.equals("set") && !first.equals("declare");
     }
 
     /** True only if {@code sql} has a DISCARD ALL or DEALLOCATE [PREPARE] ALL statement (which drop every prepared statement). */

@@ -25,6 +25,18 @@ class SessionCommandsTest {
         assertThat(SessionCommands.changesSessionState(sql)).as(sql).isFalse();
     }
 
+    /** A certified block's joined updates, as pgbench's interactive script leaves them: settled without lexing. */
+    @Test
+    void aJoinedBlockLogIsSettledAtFirstLook() {
+        String sql = "UPDATE pgbench_accounts SET abalance = abalance + -4040 WHERE aid = 77;\nUPDATE pgbench_tellers SET tbalance = tbalance + -4040 WHERE tid = 3;\n"
+                + "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (3, 1, 77, -4040, " + TimeRewriting.rewrite("CURRENT_TIMESTAMP") + ");";
+        assertThat(sql).contains("'");
+        assertThat(SessionCommands.plainlyKeepsSession(sql)).isTrue();
+        assertThat(SessionCommands.changesSessionStateByTokens(sql)).isFalse();
+        assertThat(SessionCommands.plainlyKeepsSession(sql + " SET search_path = x")).isFalse();
+        assertThat(SessionCommands.plainlyKeepsSession("UPDATE t SET a = 'x;y'; UPDATE t SET b = 1")).as("a semicolon in a literal").isFalse();
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {
             "SET search_path = x",
@@ -109,7 +121,9 @@ class SessionCommandsTest {
                 "declare", "with", "(select", " \n update", "/* c */ set", "-- c\nset", "discard", "Prepare", "listen", "load", "\"set\"", "E'x'"};
         String[] parts = {"t", "x", "=", "1", "'a'", "'temp'", "temp", "TEMPORARY", "pg_temp.t", "set_config", "SET_CONFIG(", "pg_advisory_lock(",
                 "advisory", "(", ")", ",", ";", ";", "; SET x = 1", "; reset all", "with hold", "$$ set x $$", "true", "\u2003", "ſet_config",
-                "/* c */", "-- c\n", " ", "\n", "local", "transaction", "abc"};
+                "/* c */", "-- c\n", " ", "\n", "local", "transaction", "abc",
+                "; UPDATE t SET x = 1", "; select 1", ";insert into t values (1)", "; declare c cursor for select 1", ";do", "; \tSET", "; ;",
+                "'a;b'", "\"x;y\"", "\\", "- -1", "/ 2", "E'\\';set x'"};
         int plain = 0;
         for (int n = 0; n < 20_000; n++) {
             StringBuilder b = new StringBuilder(starts[rnd.nextInt(starts.length)]);
