@@ -860,10 +860,10 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
     /** The put-back of the sequences the request may advance, read before its first attempt ("" when none). */
     private String sequencePutBack(BackendConnection conn, TxnRequest r) throws IOException {
         if (r.changesCatalog()) withoutSequences.clear();
-        String q = WriteSetSql.sequenceStates(r.tables());
-        if (q == null || r.kind() == TxnRequest.Kind.WRITESET_LOG) return "";
+        if (r.kind() == TxnRequest.Kind.WRITESET_LOG || !r.tables().all() && r.tables().writes().isEmpty()) return "";   // writes nothing
         java.util.Set<String> known = withoutSequences.computeIfAbsent(r.database(), d -> java.util.concurrent.ConcurrentHashMap.newKeySet());
         if (!r.tables().all() && known.containsAll(r.tables().writes())) return "";
+        String q = WriteSetSql.sequenceStates(r.tables());   // (only now: most requests need no read, and it cost a twentieth of an executor)
         String calls = "";
         PgError err = null;
         // a cancel still on its way (a revocation's) may land on this read: it only reads, so read again
