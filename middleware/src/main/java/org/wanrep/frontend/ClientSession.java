@@ -51,7 +51,8 @@ public final class ClientSession implements Runnable {
     /** The user this session authenticated as. */
     private String sessionUser;
     private final NamedStatements statements = new NamedStatements();
-    private final Map<String, String> settings = new LinkedHashMap<>();
+    /** Immutable, replaced when they change: every update ships this very map (its encoding is kept by identity). */
+    private Map<String, String> settings = Map.of();
     private SessionSettings sessionSettings;
     /** {@link SessionSettings#reads()} when {@link #settings} was last copied from it (-1: never). */
     private long settingsCopied = -1;
@@ -653,9 +654,9 @@ public final class ClientSession implements Runnable {
         if (backend.status() != 'I' || backend.tracker().skippingToSync()) return;   // later: it would not answer now
         sessionSettings.refreshIfNeeded(backend);
         if (settingsCopied == sessionSettings.reads() && java.util.Objects.equals(settings.get(TxnRequest.ROLE), role)) return;
-        settings.clear();
-        settings.putAll(sessionSettings.values());
-        if (role != null) settings.put(TxnRequest.ROLE, role);   // every site runs this session's updates as its role
+        Map<String, String> now = new LinkedHashMap<>(sessionSettings.values());
+        if (role != null) now.put(TxnRequest.ROLE, role);   // every site runs this session's updates as its role
+        settings = Map.copyOf(now);
         settingsCopied = sessionSettings.reads();
     }
 

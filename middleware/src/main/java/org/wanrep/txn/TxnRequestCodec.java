@@ -46,11 +46,7 @@ public final class TxnRequestCodec {
             out.writeUTF(r.database());
             out.writeLong(r.timestampMicros());
             out.writeLong(r.seed());
-            out.writeInt(r.settings().size());
-            for (var e : new java.util.TreeMap<>(r.settings()).entrySet()) {
-                out.writeUTF(e.getKey());
-                out.writeUTF(e.getValue());
-            }
+            out.write(settingsBytes(r.settings()));
             out.writeInt(r.messages().size());
             for (WireMessage m : r.messages()) {
                 out.writeByte(m.type());
@@ -74,7 +70,8 @@ public final class TxnRequestCodec {
     }
 
     public static TxnRequest decode(byte[] b) {
-        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(b))) {
+        ByteArrayInputStream bis = new ByteArrayInputStream(b);
+        try (DataInputStream in = new DataInputStream(bis)) {
             byte v = in.readByte();
             if (v != VERSION) throw new IllegalArgumentException("transaction request version " + v + ", this site understands " + VERSION);
             RequestId id = new RequestId(in.readUTF(), in.readLong());
@@ -90,9 +87,7 @@ public final class TxnRequestCodec {
             }
             String db = in.readUTF();
             long ts = in.readLong(), seed = in.readLong();
-            int ns = in.readInt();
-            java.util.Map<String, String> settings = new java.util.LinkedHashMap<>();
-            for (int i = 0; i < ns; i++) settings.put(in.readUTF(), in.readUTF());
+            java.util.Map<String, String> settings = readSettings(in, bis, b);
             int n = in.readInt();
             List<WireMessage> ms = new ArrayList<>(n);
             for (int i = 0; i < n; i++) {
@@ -112,6 +107,59 @@ public final class TxnRequestCodec {
         } catch (IOException e) {
             throw new UncheckedIOException("corrupt transaction request", e);
         }
+    }
+
+    /**
+     * A session's settings travel with each of its updates and rarely change: the last map encoded on this thread (the
+     * session's own, immutable, see ClientSession) is kept with its bytes, and the last block of bytes decoded on this
+     * thread (a site's delivery) with its map.
+     */
+    private static final ThreadLocal<Object[]> SETTINGS_OUT = ThreadLocal.withInitial(() -> new Object[2]);
+    private static final ThreadLocal<Object[]> SETTINGS_IN = ThreadLocal.withInitial(() -> new Object[2]);
+
+    /** The settings as their count and name/value pairs in name order (every site decodes the same). */
+    static byte[] settingsBytes(java.util.Map<String, String> settings) {
+        Object[] memo = SETTINGS_OUT.get();
+        if (memo[0] == settings) return (byte[]) memo[1];
+        ByteArrayOutputStream bos = new ByteArrayOutputStream(16 + 32 * settings.size());
+        try (DataOutputStream out = new DataOutputStream(bos)) {
+            out.writeInt(settings.size());
+            for (var e : new java.util.TreeMap<>(settings).entrySet()) {
+                out.writeUTF(e.getKey());
+                out.writeUTF(e.getValue());
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        byte[] bytes = bos.toByteArray();
+        memo[0] = settings;
+        memo[1] = bytes;
+        return bytes;
+    }
+
+    /**
+     * The settings block at the stream's position in {@code b}. The block is self-delimiting (a count, then that many
+     * pairs of length-prefixed strings), so bytes equal to the last block decoded here are that block.
+     */
+    @SuppressWarnings("unchecked")
+    private static java.util.Map<String, String> readSettings(DataInputStream in, ByteArrayInputStream bis, byte[] b) throws IOException {
+        int at = b.length - bis.available();
+        Object[] memo = SETTINGS_IN.get();
+        byte[] known = (byte[]) memo[0];
+        if (known != null && b.length - at >= known.length && java.util.Arrays.equals(known, 0, known.length, b, at, at + known.length)) {
+            in.skipNBytes(known.length);
+            return (java.util.Map<String, String>) memo[1];
+        }
+        int ns = in.readInt();
+        java.util.Map<String, String> settings = new java.util.HashMap<>();
+        for (int i = 0; i < ns; i++) settings.put(in.readUTF(), in.readUTF());
+        java.util.Map<String, String> read = java.util.Map.copyOf(settings);
+        int end = b.length - bis.available();
+        if (end - at <= 1 << 16) {   // kept: a session's few settings, not a pathological block
+            memo[0] = java.util.Arrays.copyOfRange(b, at, end);
+            memo[1] = read;
+        }
+        return read;
     }
 
     private static void writeSet(DataOutputStream out, Set<String> s) throws IOException {

@@ -57,4 +57,21 @@ class TxnRequestCodecTest {
                 java.util.Map.of("public.b\u00005", 1240L), false, null);
         assertThat(TxnRequestCodec.decode(TxnRequestCodec.encode(withRows)).rowPositions()).containsExactly(java.util.Map.entry("public.b\u00005", 1240L));
     }
+
+    /** Settings are kept encoded and decoded between requests on a thread: each request still decodes to its own. */
+    @Test
+    void settingsOfOneRequestAfterAnother() {
+        java.util.Map<String, String> a = java.util.Map.of("TimeZone", "UTC", "search_path", "app"), b = java.util.Map.of("TimeZone", "UTC", "search_path", "app2"),
+                c = java.util.Map.of("TimeZone", "UTC", "search_path", "app", "DateStyle", "ISO"), none = java.util.Map.of();
+        List<java.util.Map<String, String>> order = List.of(a, a, b, a, c, none, c, new java.util.HashMap<>(a), b);
+        long seq = 0;
+        for (java.util.Map<String, String> settings : order) {
+            TxnRequest r = new TxnRequest(new RequestId("x", ++seq), TxnRequest.Kind.AUTOCOMMIT, TableSet.of(Set.of(), Set.of("public.t")), "d",
+                    List.of(WireMessage.query("UPDATE t SET v = " + seq)), seq, seq, settings);
+            TxnRequest d = TxnRequestCodec.decode(TxnRequestCodec.encode(r));
+            assertThat(d.settings()).as("request %d", seq).isEqualTo(settings);
+            assertThat(d.id().seq()).isEqualTo(seq);
+            assertThat(new String(d.messages().get(0).payload(), StandardCharsets.UTF_8)).startsWith("UPDATE t SET v = " + seq);
+        }
+    }
 }
