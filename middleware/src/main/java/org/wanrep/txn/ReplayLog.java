@@ -16,7 +16,8 @@ import java.util.Set;
  * <ul>
  * <li>A unit that only read (one simple Query of plain queries, SELECT, WITH, VALUES or TABLE, that the classifier
  *     routed as read-only) changes nothing at another site: certification already checked what it read, and the
- *     replay's results are dropped. It is left out.</li>
+ *     replay's results are dropped. It is left out, unless it may call random() or setseed(): the replay must draw
+ *     every value the origin drew, in order, for its later draws to be the origin's.</li>
  * <li>When every other unit is one simple Query of plain statements (those queries and INSERT, UPDATE, DELETE, MERGE),
  *     the log travels as ONE Query, their texts joined, which the other sites run together with their BEGIN and, in its
  *     turn, COMMIT as one query string ({@code WireTxnExecutor}): PostgreSQL then answers with one flush, where a
@@ -55,7 +56,13 @@ final class ReplayLog {
         }
         String text = logged.get(0).queryText();
         if (readOnly && only(text, QUERIES)) {
-            left++;
+            if (!drawsRandom(text)) {
+                left++;
+                return;
+            }
+            // it draws from random()'s sequence (or seeds it): left out, every later random() of the replay would
+            // draw another value than the origin's did
+            joined.add(logged.get(0));
             return;
         }
         if (readOnly || !only(text, PLAIN)) {
@@ -79,6 +86,15 @@ final class ReplayLog {
 
     /** Units left out so far (they only read). */
     int readsLeftOut() { return joinable ? left : 0; }
+
+    /**
+     * Whether {@code text} may call random() or setseed(): the block's seed is set at every site before its log, so the
+     * replay draws what the origin drew only if it makes every draw the origin made, in order. (Code the classifier does
+     * not read, which could draw too, makes the whole log travel as it ran.)
+     */
+    static boolean drawsRandom(String text) {
+        return SqlText.containsIgnoreCase(text, "random") || SqlText.containsIgnoreCase(text, "setseed");
+    }
 
     /** Whether every statement of {@code text} begins with one of {@code words} and none calls set_config(). */
     static boolean only(String text, Set<String> words) {

@@ -32,6 +32,21 @@ class ReplayLogTest {
         assertThat(r.readsLeftOut()).isEqualTo(1);
     }
 
+    /** A read that draws from random()'s sequence stays in the joined log: the replay's later draws must be the origin's. */
+    @Test
+    void aReadThatDrawsRandomValuesIsNotLeftOut() {
+        WireMessage draw = WireMessage.query("SELECT RANDOM()"), seed = WireMessage.query("select setseed(0.2)");
+        ReplayLog r = new ReplayLog();
+        r.add(List.of(draw), true, true, false, false);
+        r.add(List.of(SELECT), true, true, false, false);
+        r.add(List.of(seed), true, true, false, false);
+        r.add(List.of(UPDATE), true, false, false, false);
+        List<WireMessage> shipped = r.shipped(logOf(draw, SELECT, seed, UPDATE));
+        assertThat(shipped).hasSize(1);
+        assertThat(shipped.get(0).queryText()).isEqualTo(draw.queryText() + "\n;\n" + seed.queryText() + "\n;\n" + UPDATE.queryText());
+        assertThat(r.readsLeftOut()).isEqualTo(1);
+    }
+
     @Test
     void theTextsBytesAreKeptInTheirEncoding() {
         byte[] latin1 = "UPDATE t SET s = 'caf\u00e9' WHERE k = 1".getBytes(StandardCharsets.ISO_8859_1);
