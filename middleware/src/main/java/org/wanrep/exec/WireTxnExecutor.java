@@ -180,10 +180,39 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
         LATER.set(later);
         try {
             r.run();
-            for (Runnable n; (n = later.poll()) != null; ) n.run();
         } finally {
-            LATER.remove();
+            // the steps left here are other transactions' (their commits in turn): they run even if this step threw,
+            // each guarded (see failStopOnThrow), so that no transaction's step is silently skipped
+            try {
+                for (Runnable n; (n = later.poll()) != null; ) n.run();
+            } finally {
+                LATER.remove();
+            }
         }
+    }
+
+    /** Leaves {@code step} to this thread, to run once its present step is over; false outside a step. */
+    static boolean leaveHere(Runnable step) {
+        java.util.ArrayDeque<Runnable> later = LATER.get();
+        if (later == null) return false;
+        later.add(step);
+        return true;
+    }
+
+    /**
+     * {@code step} for another transaction's thread to run: a throw from it (none is expected, every step handles its
+     * own failures) stops the site, since the transaction is left half-done here while the others go on, and the steps
+     * queued after it on that thread still run.
+     */
+    static Runnable failStopOnThrow(Runnable step, java.util.function.Consumer<String> fatal) {
+        return () -> {
+            try {
+                step.run();
+            } catch (Throwable t) {
+                LOG.error("a transaction's step failed unexpectedly", t);
+                fatal.accept("site executor: a transaction's step failed unexpectedly (" + t + "); this replica cannot follow the others");
+            }
+        };
     }
 
     /**
@@ -193,9 +222,8 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
      * the other; a thread switch per commit made each turn cost a scheduling delay.
      */
     private void commitNext(Work w, Runnable commit) {
-        java.util.ArrayDeque<Runnable> later = LATER.get();
-        if (later != null && !(w instanceof OriginWork o && !o.pooled && o.closed())) later.add(commit);
-        else dispatch(w, commit);
+        boolean here = !(w instanceof OriginWork o && !o.pooled && o.closed()) && leaveHere(failStopOnThrow(commit, fatalHandler::accept));
+        if (!here) dispatch(w, commit);
     }
 
     private static Work work(Txn t) {
@@ -277,7 +305,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
         // ReplicationEngine). Not on a client's thread (its OriginWork's steps): its client would wait for the run
         java.util.ArrayDeque<Runnable> later = LATER.get();
         if (later != null && Thread.currentThread() instanceof ExecThread && commit && t.commitsWithRequest() && !(w instanceof OriginWork))
-            later.add(attempt);
+            later.add(failStopOnThrow(attempt, fatalHandler::accept));
         else dispatch(w, attempt);
     }
 
