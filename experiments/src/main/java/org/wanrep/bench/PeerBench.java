@@ -181,6 +181,30 @@ public final class PeerBench {
 
     private final Map<String, String> certification = new LinkedHashMap<>();
 
+    private int rounds = 1;
+    /** Per workload, each round's runs, when there was more than one (see {@link PeerRounds}). */
+    private final Map<String, List<List<Run>>> roundsByWorkload = new LinkedHashMap<>();
+
+    /**
+     * Measures every system {@code n} times per workload, alternated, and combines them by the median of the rounds'
+     * ratios to direct (see {@link PeerRounds}); warm-ups run before the first round only.
+     */
+    public PeerBench rounds(int n) {
+        if (n < 1) throw new IllegalArgumentException("rounds must be at least 1");
+        this.rounds = n;
+        return this;
+    }
+
+    /** Per workload, each round's runs (empty with one round). */
+    public Map<String, List<List<Run>>> rounds() { return roundsByWorkload; }
+
+    /** The per-round tables (empty with one round). */
+    public String roundTables() {
+        StringBuilder b = new StringBuilder();
+        roundsByWorkload.forEach((w, rs) -> b.append(PeerRounds.table(w, rs)));
+        return b.toString();
+    }
+
     /** wanrep site -> its interactive blocks certified and aborted by certification (SHOW wanrep.certification). */
     public Map<String, String> certification() { return certification; }
 
@@ -278,15 +302,22 @@ public final class PeerBench {
             for (int i = 0; i < all.size(); i++) if (only.contains(WORKLOADS.get(i))) workloads.add(all.get(i));
             List<Run> runs = new ArrayList<>();
             for (Workload w : workloads) {
-                for (String s : systems) {
-                    out.printf("  %-42s %-10s ... ", w.name(), s);
-                    out.flush();
-                    Run r = measure(w, s, ports.get(s));
-                    Integer jit = s.equals("wanrep") ? jitWarmup.get(w.name()) : null;
-                    out.printf("%8.0f tps, %d failed%s%s%n", r.tps(), r.failed(), r.note().isEmpty() ? "" : " (" + r.note() + ")",
-                            jit == null ? "" : " (warmed up " + (warmup + jit) + " s: until the JIT compiler was quiet)");
-                    runs.add(r);
+                List<List<Run>> each = new ArrayList<>();
+                for (int round = 1; round <= rounds; round++) {
+                    List<Run> these = new ArrayList<>();
+                    for (String s : systems) {
+                        out.printf("  %-42s %-10s%s ... ", w.name(), s, rounds == 1 ? "" : " round " + round + "/" + rounds);
+                        out.flush();
+                        Run r = measure(w, s, ports.get(s), round == 1);   // warm from the first round on
+                        Integer jit = s.equals("wanrep") && round == 1 ? jitWarmup.get(w.name()) : null;
+                        out.printf("%8.0f tps, %d failed%s%s%n", r.tps(), r.failed(), r.note().isEmpty() ? "" : " (" + r.note() + ")",
+                                jit == null ? "" : " (warmed up " + (warmup + jit) + " s: until the JIT compiler was quiet)");
+                        these.add(r);
+                    }
+                    each.add(these);
                 }
+                if (rounds > 1) roundsByWorkload.put(w.name(), each);
+                runs.addAll(PeerRounds.combine(each));
             }
             for (int i = 0; wanrep != null && i < 3; i++) {
                 try (Connection c = connect(wanrep.site(i).proxyPort()); java.sql.Statement st = c.createStatement();
@@ -328,9 +359,10 @@ public final class PeerBench {
         return bad.isEmpty() ? "same (" + verdicts.size() + " tables)" : String.join("; ", bad);
     }
 
-    private Run measure(Workload w, String system, int port) throws Exception {
-        if (warmup > 0) measure(w, system, port, warmup);
-        if (system.equals("wanrep") && jitWarmupMax > 0) warmUntilCompiled(w, port);
+    /** {@code warmUp}: with the warm-up runs first (the first round; later rounds find the system warm). */
+    private Run measure(Workload w, String system, int port, boolean warmUp) throws Exception {
+        if (warmUp && warmup > 0) measure(w, system, port, warmup);
+        if (warmUp && system.equals("wanrep") && jitWarmupMax > 0) warmUntilCompiled(w, port);
         long busy = busyMicros(), switches = contextSwitches(), servers = serversMicros(system), middleware = middlewareMicros(system);
         boolean threads = system.equals("wanrep") && !w.everySite() && seconds >= THREAD_WINDOW_MIN_SECONDS;
         Run r = threads ? measureThreads(w, port) : measure(w, system, port, seconds);
@@ -831,6 +863,16 @@ public final class PeerBench {
     public static String json(List<Run> runs, int clients, int scale, int seconds, int warmup, Map<String, String> replicas,
                               Map<String, String> wanrepSettingsForJson, Map<String, Map<String, double[]>> threads,
                               Map<String, Integer> jitWarmup) throws Exception {
+        return json(runs, clients, scale, seconds, warmup, replicas, wanrepSettingsForJson, threads, jitWarmup, Map.of());
+    }
+
+    /**
+     * As above, with each round's runs per workload when there were several ({@code rounds}; the results are then their
+     * combination, see {@link PeerRounds#combine}).
+     */
+    public static String json(List<Run> runs, int clients, int scale, int seconds, int warmup, Map<String, String> replicas,
+                              Map<String, String> wanrepSettingsForJson, Map<String, Map<String, double[]>> threads,
+                              Map<String, Integer> jitWarmup, Map<String, List<List<Run>>> rounds) throws Exception {
         List<Map<String, Object>> list = new ArrayList<>();
         for (Run r : runs) {
             Map<String, Object> m = new LinkedHashMap<>();
@@ -858,6 +900,11 @@ public final class PeerBench {
         if (!jitWarmup.isEmpty()) top.put("wanrep_jit_warmup_seconds", jitWarmup);
         top.put("replicas", replicas);
         top.put("results", list);
+        if (!rounds.isEmpty()) {
+            Map<String, Object> r = new LinkedHashMap<>();
+            rounds.forEach((w, rs) -> r.put(w, PeerRounds.json(rs)));
+            top.put("rounds", r);
+        }
         if (!threads.isEmpty()) {
             Map<String, Object> t = new LinkedHashMap<>();
             threads.forEach((w, groups) -> {

@@ -17,6 +17,9 @@ public final class PeerBenchCommand implements Callable<Integer> {
     @Option(names = "--warmup", defaultValue = "10", description = "seconds of each system and workload run first, unmeasured: JIT compilation, caches (default: ${DEFAULT-VALUE})") int warmup;
     @Option(names = "--jit-warmup-max", defaultValue = "120", description = "after --warmup, wanrep (whose three sites run in this JVM) warms up on, 5 s at a time,"
             + " until its JIT compiler threads used under 5%% of a core, for at most this many seconds per workload; 0: no more (default: ${DEFAULT-VALUE})") int jitWarmupMax;
+    @Option(names = "--rounds", defaultValue = "1", description = "measure every system this many times per workload, alternated (direct, the others, direct...),"
+            + " and take each system's median ratio to the same round's direct run: on a shared machine whose speed drifts, systems measured minutes apart"
+            + " are measured on different machines, in effect (default: ${DEFAULT-VALUE})") int rounds;
     @Option(names = "--scale", defaultValue = "10", description = "pgbench scale factor (default: ${DEFAULT-VALUE})") int scale;
     @Option(names = "--out", defaultValue = "runs/peer-bench", description = "directory for results.json and results.csv (default: ${DEFAULT-VALUE})") Path outDir;
     @Option(names = "--set", description = "override a setting of the wanrep cluster, key=value (repeatable), e.g. blocks=certify") List<String> overrides = new java.util.ArrayList<>();
@@ -30,9 +33,13 @@ public final class PeerBenchCommand implements Callable<Integer> {
             if (eq <= 0) throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this), "--set needs key=value: " + o);
             settings.put(o.substring(0, eq).trim(), o.substring(eq + 1).trim());
         }
-        PeerBench bench = new PeerBench(clients, seconds, scale, settings, workloads, System.out).warmup(warmup).jitWarmupMax(jitWarmupMax).systems(systems);
+        PeerBench bench = new PeerBench(clients, seconds, scale, settings, workloads, System.out).warmup(warmup).jitWarmupMax(jitWarmupMax).systems(systems).rounds(rounds);
         List<PeerBench.Run> runs = bench.run();
         System.out.println();
+        if (rounds > 1) {
+            System.out.print(bench.roundTables());
+            System.out.println();
+        }
         System.out.print(PeerBench.table(runs));
         String ceiling = PeerBench.ceilingTable(runs);
         if (!ceiling.isEmpty()) {
@@ -47,7 +54,7 @@ public final class PeerBenchCommand implements Callable<Integer> {
         }
         bench.replicaVerdicts().forEach((s, v) -> System.out.println("replicas of " + s + ": " + v));
         bench.certification().forEach((s, v) -> System.out.println("wanrep site " + s + ": interactive blocks " + v));
-        String json = PeerBench.json(runs, clients, scale, seconds, warmup, bench.replicaVerdicts(), settings, bench.wanrepThreads(), bench.jitWarmup());
+        String json = PeerBench.json(runs, clients, scale, seconds, warmup, bench.replicaVerdicts(), settings, bench.wanrepThreads(), bench.jitWarmup(), bench.rounds());
         Files.createDirectories(outDir);
         Files.writeString(outDir.resolve("results.json"), json + "\n");
         Files.writeString(outDir.resolve("results.csv"), PeerBench.csv(runs));

@@ -90,21 +90,12 @@ public record TableSet(Set<String> reads, Set<String> writes, boolean all, Map<S
      */
     public static TableSet union(List<TableSet> sets) {
         if (sets.size() == 1) return sets.get(0);
-        for (TableSet s : sets) if (s.all) return allTables();
-        Set<String> r = new HashSet<>(), w = new HashSet<>(), whole = new HashSet<>();
-        Map<String, Map<String, LockMode>> rows = new HashMap<>();
+        Union u = new Union();
         for (TableSet s : sets) {
-            r.addAll(s.reads);
-            w.addAll(s.writes);
-            for (String t : s.reads) if (!s.rows.containsKey(t)) whole.add(t);
-            for (String t : s.writes) if (!s.rows.containsKey(t)) whole.add(t);
-            for (var e : s.rows.entrySet()) {
-                Map<String, LockMode> keys = rows.computeIfAbsent(e.getKey(), k -> new HashMap<>());
-                e.getValue().forEach((k, m) -> keys.merge(k, m, LockMode::join));
-            }
+            if (s.all) return allTables();
+            u.add(s);
         }
-        rows.keySet().removeAll(whole);   // reached without rows somewhere: the whole table
-        return new TableSet(r, w, false, rows);
+        return u.toTableSet();
     }
 
     /**
