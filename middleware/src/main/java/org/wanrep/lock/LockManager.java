@@ -61,13 +61,11 @@ public final class LockManager {
         final Entry entry;
         final LockMode mode;
         final Queue queue;
-        final boolean fin;
-        final long seq;
-        /** Its place in a queue as one number: finals in final order, then tentatives in enqueue order. */
+        /** Its place in a queue as one number, fixed when it is queued: finals in final order, then tentatives in enqueue order. */
         final long position;
         Node(Entry entry, LockMode mode, Queue queue) {
-            this.entry = entry; this.mode = mode; this.queue = queue; this.fin = entry.fin; this.seq = entry.seq;
-            this.position = fin ? seq : TENTATIVE + seq;
+            this.entry = entry; this.mode = mode; this.queue = queue;
+            this.position = entry.fin ? entry.seq : TENTATIVE + entry.seq;
         }
     }
 
