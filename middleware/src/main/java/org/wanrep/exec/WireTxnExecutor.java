@@ -149,9 +149,12 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
         public boolean movedToPool() { return pooled; }
     }
 
-    /** Runs a blocking step of {@code w}: on the origin client's own thread when it waits for it, else on a pool thread. */
+    /**
+     * Runs a blocking step of {@code w}: on the origin client's own thread when it waits for it, else on a pool thread,
+     * where a throw (none is expected) stops the site rather than leaving the transaction half-done here alone.
+     */
     private void dispatch(Work w, Runnable r) {
-        if (!(w instanceof OriginWork o && !o.pooled && o.offer(r))) onPool(() -> runHere(r));
+        if (!(w instanceof OriginWork o && !o.pooled && o.offer(r))) onPool(failStopOnThrow(() -> runHere(r), fatalHandler::accept));
     }
 
     /**
@@ -303,10 +306,9 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
         // in its turn, and the transaction before it just ended on this pool thread: run here, after that step, as a COMMIT
         // in turn is (commitNext); another pool thread would only be woken to do the same (a replay in turn, see
         // ReplicationEngine). Not on a client's thread (its OriginWork's steps): its client would wait for the run
-        java.util.ArrayDeque<Runnable> later = LATER.get();
-        if (later != null && Thread.currentThread() instanceof ExecThread && commit && t.commitsWithRequest() && !(w instanceof OriginWork))
-            later.add(failStopOnThrow(attempt, fatalHandler::accept));
-        else dispatch(w, attempt);
+        boolean here = Thread.currentThread() instanceof ExecThread && commit && t.commitsWithRequest() && !(w instanceof OriginWork)
+                && leaveHere(failStopOnThrow(attempt, fatalHandler::accept));
+        if (!here) dispatch(w, attempt);
     }
 
     /**

@@ -46,4 +46,16 @@ class StepsLeftToAThreadTest {
         WireTxnExecutor.runHere(() -> leave(() -> ran.add("commit 2"), fatal));
         assertThat(ran).containsExactly("commit 1", "commit 2");
     }
+
+    /** On a pool thread a step runs as dispatch runs it: what it left still runs, and its own throw stops the site. */
+    @Test
+    void aThrowingStepOnAPoolThreadStopsTheSite() {
+        List<String> ran = new ArrayList<>(), fatal = new ArrayList<>();
+        WireTxnExecutor.failStopOnThrow(() -> WireTxnExecutor.runHere(() -> {
+            leave(() -> ran.add("commit 1"), fatal);
+            throw new IllegalStateException("the step's own");
+        }), fatal::add).run();
+        assertThat(ran).containsExactly("commit 1");
+        assertThat(fatal).singleElement().asString().contains("the step's own");
+    }
 }
