@@ -56,6 +56,19 @@ class GcsEncryptionTest {
             }));
         }
         for (JGroupsGcs g : members.values()) g.awaitPrimary(SITES.size(), Duration.ofSeconds(30));
+        // a view reaches the listener on the delivery thread, after awaitPrimary may have returned: wait until every
+        // member's listener has seen the full view, so that the test counts only view changes that happen during it
+        long until = System.nanoTime() + 30_000_000_000L;
+        while (!SITES.stream().allMatch(GcsEncryptionTest::listenerSawFullView)) {
+            if (System.nanoTime() > until) throw new AssertionError("listeners never saw the full view: " + viewChanges);
+            Thread.sleep(10);
+        }
+    }
+
+    private static boolean listenerSawFullView(String site) {
+        synchronized (viewChanges) {
+            return viewChanges.stream().anyMatch(v -> v.startsWith(site + ": ") && SITES.stream().allMatch(o -> v.contains(o + "/")));
+        }
     }
 
     @AfterAll static void stop() {
