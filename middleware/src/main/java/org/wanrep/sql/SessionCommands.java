@@ -71,14 +71,17 @@ public final class SessionCommands {
             int end = semicolon < 0 ? n : semicolon;
             boolean last = semicolon < 0 || blankFrom(sql, semicolon + 1);
             if (!last && quoted) return false;
-            if (!plainStart(sql, from, end)) return false;
+            // an empty statement (a joined log's separator after a text's own semicolon) changes nothing
+            if (!blank(sql, from, end) && !plainStart(sql, from, end)) return false;
             if (last) return true;
             from = semicolon + 1;
         }
     }
 
-    private static boolean blankFrom(String sql, int from) {
-        for (int k = from; k < sql.length(); k++) if (!Character.isWhitespace(sql.charAt(k))) return false;
+    private static boolean blankFrom(String sql, int from) { return blank(sql, from, sql.length()); }
+
+    private static boolean blank(String sql, int from, int to) {
+        for (int k = from; k < to; k++) if (!Character.isWhitespace(sql.charAt(k))) return false;
         return true;
     }
 

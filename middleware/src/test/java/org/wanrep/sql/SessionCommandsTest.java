@@ -28,13 +28,15 @@ class SessionCommandsTest {
     /** A certified block's joined updates, as pgbench's interactive script leaves them: settled without lexing. */
     @Test
     void aJoinedBlockLogIsSettledAtFirstLook() {
-        String sql = "UPDATE pgbench_accounts SET abalance = abalance + -4040 WHERE aid = 77;\nUPDATE pgbench_tellers SET tbalance = tbalance + -4040 WHERE tid = 3;\n"
+        // joined as ReplayLog joins them: "\n;\n" after each text's own semicolon, so an empty statement between
+        String sql = "UPDATE pgbench_accounts SET abalance = abalance + -4040 WHERE aid = 77;\n;\nUPDATE pgbench_tellers SET tbalance = tbalance + -4040 WHERE tid = 3;\n;\n"
                 + "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (3, 1, 77, -4040, " + TimeRewriting.rewrite("CURRENT_TIMESTAMP") + ");";
         assertThat(sql).contains("'");
         assertThat(SessionCommands.plainlyKeepsSession(sql)).isTrue();
         assertThat(SessionCommands.changesSessionStateByTokens(sql)).isFalse();
         assertThat(SessionCommands.plainlyKeepsSession(sql + " SET search_path = x")).isFalse();
         assertThat(SessionCommands.plainlyKeepsSession("UPDATE t SET a = 'x;y'; UPDATE t SET b = 1")).as("a semicolon in a literal").isFalse();
+        assertThat(SessionCommands.plainlyKeepsSession("UPDATE t SET a = 1;\n;\nSET search_path = x")).as("a session command after an empty statement").isFalse();
     }
 
     @ParameterizedTest
@@ -122,7 +124,7 @@ class SessionCommandsTest {
         String[] parts = {"t", "x", "=", "1", "'a'", "'temp'", "temp", "TEMPORARY", "pg_temp.t", "set_config", "SET_CONFIG(", "pg_advisory_lock(",
                 "advisory", "(", ")", ",", ";", ";", "; SET x = 1", "; reset all", "with hold", "$$ set x $$", "true", "\u2003", "ſet_config",
                 "/* c */", "-- c\n", " ", "\n", "local", "transaction", "abc",
-                "; UPDATE t SET x = 1", "; select 1", ";insert into t values (1)", "; declare c cursor for select 1", ";do", "; \tSET", "; ;",
+                "; UPDATE t SET x = 1", "; select 1", ";insert into t values (1)", "; declare c cursor for select 1", ";do", "; \tSET", "; ;", ";\n;\n",
                 "'a;b'", "\"x;y\"", "\\", "- -1", "/ 2", "E'\\';set x'"};
         int plain = 0;
         for (int n = 0; n < 20_000; n++) {
