@@ -104,6 +104,22 @@ class SqlLexerTest {
         assertThat(UnitClassifier.stripComments("select '--x' -- y\n/*z*/ 1")).isEqualTo("select '--x'  \n  1");
     }
 
+    /** A text normalized again (equal, or the same string) gives the same shape and literals as the first time, from the memo. */
+    @Test
+    void normalizingAgainGivesTheSameShapeAndLiterals() {
+        String a = "UPDATE t SET v = v + -12 WHERE id = 42 AND s = 'x''y'";
+        List<String> first = new ArrayList<>(), again = new ArrayList<>(List.of("kept"));
+        String shape = SqlText.normalize(a, first);
+        for (int i = 0; i < 3; i++) SqlText.normalize("select " + i + ", '" + i + "'");   // others in between, fewer than the memo keeps
+        assertThat(SqlText.normalize(new String(a), again)).isEqualTo(shape).isEqualTo("UPDATE t SET v = v + -? WHERE id = ? AND s = ?");
+        assertThat(first).containsExactly("12", "42", "'x''y'");
+        assertThat(again).containsExactly("kept", "12", "42", "'x''y'");
+        for (int i = 0; i < 10; i++) SqlText.normalize("select " + i);   // pushed out: normalized anew, alike
+        List<String> late = new ArrayList<>();
+        assertThat(SqlText.normalize(a, late)).isEqualTo(shape);
+        assertThat(late).isEqualTo(first);
+    }
+
     /** Where the old scanners read differently from PostgreSQL. */
     @Test
     void portedScannersFollowPostgres() {
