@@ -76,7 +76,7 @@ class InteractiveBlockTest {
     }
 
     /** The session of a block on a real backend: what it would send the client is kept in {@link #toClient}. */
-    final class BackendSession implements InteractiveBlock.Session {
+    class BackendSession implements InteractiveBlock.Session {
         final List<WireMessage> toClient = new ArrayList<>();
         /** Run on the backend's PostgreSQL process before a request whose first message is this text's Query is relayed. */
         Consumer<String> beforeRelay = sql -> { };
@@ -211,6 +211,59 @@ class InteractiveBlockTest {
             assertThat(stopped.get(5, TimeUnit.SECONDS)).contains("resolving prepared block");
             assertThat(clusterLockFree()).as("the certified block's locks ended with its COMMIT").isTrue();
             assertThat(prepared()).as("its outcome is left to recovery, not guessed").hasSize(1);
+        } finally {
+            for (String gid : prepared())
+                try (Connection c = pg.connect(); Statement st = c.createStatement()) { st.execute("ROLLBACK PREPARED '" + gid + "'"); }
+        }
+    }
+
+    /**
+     * The resolution of a certified block cancelled before it did anything (the client's statement_timeout, or a cancel
+     * request, landing on COMMIT PREPARED): it goes again with the session's timeout lifted, commits, and puts the
+     * timeout back; the site goes on. The cancel is PostgreSQL's own: the first COMMIT PREPARED is sent as a statement
+     * that the session's statement_timeout cancels (57014), so nothing of the resolution ran.
+     */
+    @Test
+    void aCancelledCommitPreparedGoesAgainWithTheTimeoutLiftedAndCommits() throws Exception {
+        engine.certification(true, 1000);
+        CompletableFuture<String> stopped = new CompletableFuture<>();
+        engine.onFatal(stopped::complete);
+        boolean[] cancelled = {false};
+        List<List<String>> resolutions = new ArrayList<>();
+        BackendSession s = new BackendSession() {
+            @Override public List<InteractiveBlock.Ran> runEach(List<String> queries) throws IOException {
+                resolutions.add(queries);
+                if (cancelled[0] || queries.stream().noneMatch(q -> q.startsWith("COMMIT PREPARED"))) return super.runEach(queries);
+                cancelled[0] = true;
+                // the client's timeout, set after the block's BEGIN read it as 0 (so the first attempt does not lift it)
+                assertThat(backend.run("SET statement_timeout = '50ms'")).isNull();
+                List<String> sent = queries.stream().map(q -> q.startsWith("COMMIT PREPARED") ? "SELECT pg_catalog.pg_sleep(5)" : q).toList();
+                return super.runEach(sent);
+            }
+        };
+        InteractiveBlock b = begin(s);
+        b.update(query("INSERT INTO t VALUES (5)"), List.of("INSERT INTO t VALUES (5)"), WRITES_T, false);
+        try {
+            b.commit(query("COMMIT"), Map.of());
+            assertThat(cancelled[0]).as("the first resolution was cancelled").isTrue();
+            assertThat(resolutions).hasSize(2);
+            assertThat(resolutions.get(0)).as("first: without lifting the timeout (it was 0 at BEGIN)").hasSize(1);
+            assertThat(resolutions.get(1)).as("again: lifted, resolved, put back").hasSize(3);
+            assertThat(resolutions.get(1).get(InteractiveBlock.resolutionIndex(true))).startsWith("COMMIT PREPARED");
+            List<WireMessage> answer = s.toClient.subList(s.toClient.size() - 2, s.toClient.size());   // after BEGIN's and INSERT's
+            assertThat(answer).extracting(WireMessage::kind).containsExactly('C', 'Z');
+            assertThat(Messages.commandTag(answer.get(0))).isEqualTo("COMMIT");
+            assertThat(s.toClient).extracting(WireMessage::kind).doesNotContain('E');
+            assertThat(prepared()).as("nothing left prepared").isEmpty();
+            try (Connection c = pg.connect(); Statement st = c.createStatement(); java.sql.ResultSet r = st.executeQuery("SELECT count(*) FROM t WHERE id = 5")) {
+                r.next();
+                assertThat(r.getInt(1)).as("the block committed").isEqualTo(1);
+            }
+            List<String> timeout = new ArrayList<>();
+            assertThat(backend.runCollecting("SHOW statement_timeout", timeout::addAll)).isNull();
+            assertThat(timeout).as("the session's statement_timeout put back").containsExactly("50ms");
+            assertThat(stopped).as("the site goes on").isNotDone();
+            assertThat(backend.status()).isEqualTo('I');
         } finally {
             for (String gid : prepared())
                 try (Connection c = pg.connect(); Statement st = c.createStatement()) { st.execute("ROLLBACK PREPARED '" + gid + "'"); }
