@@ -2,10 +2,10 @@ package org.wanrep.txn;
 
 import org.wanrep.lock.LockMode;
 import org.wanrep.lock.TableSet;
+import org.wanrep.sql.SqlText;
 
 import java.util.HashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.regex.Pattern;
@@ -40,12 +40,11 @@ public final class RowPositions {
         if (texts.size() != 1 || tables.all() || before.all() || tables.writes().size() != 1) return Set.of();
         String text = texts.get(0);
         if (!DML.matcher(text).lookingAt()) return Set.of();
-        String lower = text.toLowerCase(Locale.ROOT);
         // one statement, reading no other rows on its snapshot (a subquery, a CTE); a word that only looks like one
         // (a column "selected") just loses the position
-        String body = lower.strip();
-        if (body.endsWith(";")) body = body.substring(0, body.length() - 1);
-        if (body.contains(";") || lower.contains("select") || lower.contains("with")) return Set.of();
+        int semicolon = text.indexOf(';');
+        if (semicolon >= 0 && !text.substring(semicolon + 1).isBlank()) return Set.of();
+        if (SqlText.containsIgnoreCase(text, "select") || SqlText.containsIgnoreCase(text, "with")) return Set.of();
         String table = tables.writes().iterator().next();
         if (!tables.rows().keySet().equals(Set.of(table))) return Set.of();
         for (String r : tables.reads()) if (!r.equals(table)) return Set.of();

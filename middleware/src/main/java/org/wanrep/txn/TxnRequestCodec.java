@@ -21,7 +21,10 @@ public final class TxnRequestCodec {
     private static final byte VERSION = 6;   // 4: row locks; 5: certified blocks (snapshot position); 6: their rows' positions
 
     public static byte[] encode(TxnRequest r) {
-        int size = 64 + r.writeSet().length;
+        byte[] settings = settingsBytes(r.settings());
+        // sized once: the stream's growth (a copy each time) was a tenth of the encoding's cost
+        int size = 64 + r.writeSet().length + settings.length + 48 * (r.tables().reads().size() + r.tables().writes().size() + r.rowPositions().size());
+        for (var t : r.tables().rows().values()) size += 48 + 24 * t.size();
         for (WireMessage m : r.messages()) size += m.payload().length + 5;
         ByteArrayOutputStream bos = new ByteArrayOutputStream(size);
         try (DataOutputStream out = new DataOutputStream(bos)) {
@@ -46,7 +49,7 @@ public final class TxnRequestCodec {
             out.writeUTF(r.database());
             out.writeLong(r.timestampMicros());
             out.writeLong(r.seed());
-            out.write(settingsBytes(r.settings()));
+            out.write(settings);
             out.writeInt(r.messages().size());
             for (WireMessage m : r.messages()) {
                 out.writeByte(m.type());
