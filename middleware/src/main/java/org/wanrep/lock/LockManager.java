@@ -5,7 +5,6 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeSet;
 
 /**
  * Table and row locks taken in delivery order, identically at every site.
@@ -81,19 +80,77 @@ public final class LockManager {
         for (LockMode m : MODES) INCOMPATIBLE[m.ordinal()] = java.util.Arrays.stream(MODES).filter(o -> !m.compatibleWith(o)).toArray(LockMode[]::new);
     }
 
+    /**
+     * One mode's nodes of a queue, in position order: a slice of an array. Queues are short, and a node is nearly always
+     * added at the tail (finals in final order) and released at the head, each O(1) here; a TreeSet allocated an entry
+     * per node and walked its tree (most of the delivery threads' lock work in pgbench's interactive load).
+     */
+    private static final class Nodes {
+        private Node[] a = new Node[2];
+        private int start, size;
+
+        Node first() { return size == 0 ? null : a[start]; }
+
+        Node get(int i) { return a[start + i]; }
+
+        int size() { return size; }
+
+        /** The index of the first node whose position is after {@code position} ({@link #size} if none is). */
+        int after(long position) {
+            int lo = 0, hi = size;
+            while (lo < hi) {
+                int mid = (lo + hi) >>> 1;
+                if (a[start + mid].position <= position) lo = mid + 1;
+                else hi = mid;
+            }
+            return lo;
+        }
+
+        void add(Node n) {
+            int i = after(n.position);
+            if (i == 0 && start > 0) {   // a new head (a final ahead of tentatives that hold the front)
+                a[--start] = n;
+                size++;
+                return;
+            }
+            if (start + size == a.length) {   // no room at the end: move to the front, or grow
+                Node[] to = size + 1 > a.length / 2 ? new Node[Math.max(4, a.length * 2)] : a;
+                System.arraycopy(a, start, to, 0, size);
+                if (to == a) java.util.Arrays.fill(a, size, start + size, null);
+                a = to;
+                start = 0;
+            }
+            System.arraycopy(a, start + i, a, start + i + 1, size - i);
+            a[start + i] = n;
+            size++;
+        }
+
+        void remove(Node n) {
+            int i = after(n.position) - 1;
+            if (i < 0 || a[start + i] != n) throw new IllegalStateException("lock queue node not found at its position " + n.position);
+            if (i < size / 2) {   // the shorter side moves: the head's side
+                System.arraycopy(a, start, a, start + 1, i);
+                a[start++] = null;
+            } else {
+                System.arraycopy(a, start + i + 1, a, start + i, size - i - 1);
+                a[start + size - 1] = null;
+            }
+            if (--size == 0) start = 0;
+        }
+    }
+
     /** One resource's FIFO queue, kept per mode. */
     private static final class Queue {
         final String name;
-        @SuppressWarnings("unchecked")
-        final TreeSet<Node>[] byMode = new TreeSet[MODES.length];   // made when a mode first occurs: most row queues hold one mode
+        final Nodes[] byMode = new Nodes[MODES.length];   // made when a mode first occurs: most row queues hold one mode
         int size;
         Queue(String name) { this.name = name; }
 
-        Node first(LockMode m) { TreeSet<Node> s = byMode[m.ordinal()]; return s == null || s.isEmpty() ? null : s.first(); }
+        Node first(LockMode m) { Nodes s = byMode[m.ordinal()]; return s == null ? null : s.first(); }
 
-        TreeSet<Node> of(LockMode m) {
-            TreeSet<Node> s = byMode[m.ordinal()];
-            return s != null ? s : (byMode[m.ordinal()] = new TreeSet<>(POSITION));
+        Nodes of(LockMode m) {
+            Nodes s = byMode[m.ordinal()];
+            return s != null ? s : (byMode[m.ordinal()] = new Nodes());
         }
 
         /** The first node of a mode incompatible with {@code m}, or null: nodes of mode m ahead of it are not blocked. */
@@ -110,16 +167,17 @@ public final class LockManager {
             Node b = bound(n.mode);
             return b != null && POSITION.compare(b, n) < 0;
         }
+    }
 
-        /**
-         * Nodes of mode {@code k} after {@code from} up to and including {@code to} (null: the end):
-         * with {@code to = bound(k)}, those not blocked by anything but what is at or ahead of from.
-         */
-        java.util.NavigableSet<Node> between(LockMode k, Node from, Node to) {
-            TreeSet<Node> s = byMode[k.ordinal()];
-            if (s == null) return java.util.Collections.emptyNavigableSet();
-            return to == null ? s.tailSet(from, false) : POSITION.compare(from, to) < 0 ? s.subSet(from, false, to, true) : java.util.Collections.emptyNavigableSet();
-        }
+    /**
+     * Runs {@code action} on the nodes of mode {@code k} in {@code q} after {@code from} up to and including {@code to}
+     * (null: the end): with {@code to = bound(k)}, those not blocked by anything but what is at or ahead of from.
+     */
+    private static void between(Queue q, LockMode k, Node from, Node to, java.util.function.Consumer<Node> action) {
+        Nodes s = q.byMode[k.ordinal()];
+        if (s == null) return;
+        int hi = to == null ? s.size() : s.after(to.position);
+        for (int i = s.after(from.position); i < hi; i++) action.accept(s.get(i));
     }
 
     private final Listener listener;
@@ -256,10 +314,10 @@ public final class LockManager {
         Node oldFirst = q.first(n.mode);
         if (oldFirst == null || POSITION.compare(n, oldFirst) < 0) {
             for (LockMode k : INCOMPATIBLE[n.mode.ordinal()]) {
-                for (Node t : q.between(k, n, q.bound(k))) {
+                between(q, k, n, q.bound(k), t -> {
                     t.entry.blocked++;
                     if (newlyBlocked != null) newlyBlocked.add(t);
-                }
+                });
             }
         }
         q.of(n.mode).add(n);
@@ -276,9 +334,9 @@ public final class LockManager {
         q.size--;
         if (!wasFirst) return;
         for (LockMode k : INCOMPATIBLE[n.mode.ordinal()]) {
-            for (Node t : q.between(k, n, q.bound(k))) {
+            between(q, k, n, q.bound(k), t -> {
                 if (--t.entry.blocked == 0) candidate(t.entry);
-            }
+            });
         }
     }
 
