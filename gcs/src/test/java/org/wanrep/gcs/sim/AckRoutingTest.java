@@ -49,6 +49,36 @@ class AckRoutingTest {
         sim.checker.checkEnd(List.of("a/1", "b/1", "c/1"));
     }
 
+    /**
+     * In a view of three the sequencer needs one other hold: the member after it in view order acknowledges at the
+     * normal pace, the third {@code SECOND_ACKER_PACING} times slower. When the first stops reaching the sequencer, the
+     * sequencer's SAFE deliveries go on with the third's slower ACKs (before any view change).
+     */
+    @Test
+    void theThirdMemberPacesItsHoldAcksSlowerAndCarriesTheSequencerWhenTheFirstIsSilent() {
+        Simulator sim = world(List.of("a", "b", "c"));
+        int bToA = sim.acksSent("b/1", "a/1"), cToA = sim.acksSent("c/1", "a/1");
+        for (int i = 0; i < 200; i++) {   // the sequencer's own SAFE traffic, one every 5 ms: its holds come by ACK only
+            sim.send("a/1", Delivery.SAFE, new byte[]{(byte) i});
+            sim.runUntil(sim.now() + 5);
+        }
+        sim.runUntil(sim.now() + 100);
+        for (String m : List.of("a/1", "b/1", "c/1")) assertThat(sim.checker.members.get(m).ordered).as(m).hasSize(200);
+        int b = sim.acksSent("b/1", "a/1") - bToA, c = sim.acksSent("c/1", "a/1") - cToA;
+        assertThat(b).as("b's ACKs to a (paced %d ms)", 2).isGreaterThan(100);
+        assertThat(c).as("c's ACKs to a (paced %d ms)", 2 * 10).isBetween(20, 70);
+        // b's stream to a stops; a's SAFE deliveries wait for c's slower ACKs only
+        sim.dropLink("b/1", "a/1");
+        long from = sim.now();
+        for (int i = 0; i < 10; i++) {
+            sim.send("a/1", Delivery.SAFE, new byte[]{(byte) (100 + i)});
+            sim.runUntil(sim.now() + 5);
+        }
+        sim.runUntil(from + 50 + 2 * 10 * 2 + 20);
+        assertThat(sim.checker.members.get("a/1").ordered).as("a's SAFE deliveries with b silent").hasSize(210);
+        sim.checker.checkEnd(List.of("a/1", "b/1", "c/1"));
+    }
+
     @Test
     void anAckTellingAReliableMessageReceivedGoesToAll() {
         Simulator sim = world(List.of("a", "b", "c"));
