@@ -418,10 +418,12 @@ public final class TotalOrderCore {
 
     private long ackDue() {
         long due = lastAllAckAt + cfg.heartbeatMs();
-        if (receivedNews) due = Math.min(due, lastAckAt + cfg.ackIntervalMs());
-        else if (heldThrough > toldHeld) due = Math.min(due, lastAckAt + holdAckInterval());
+        if (receivedNews || heldThrough > toldHeld) due = Math.min(due, lastAckAt + ackPacing());
         return due;
     }
+
+    /** How long after the last ACK the next may go: {@code ackIntervalMs}, or for news that is only a hold {@link #holdAckInterval}. */
+    private long ackPacing() { return receivedNews ? cfg.ackIntervalMs() : holdAckInterval(); }
 
     /** How much slower the third member of a view of three paces its ACKs whose only news is a hold (see {@link #holdAckInterval}). */
     static final int SECOND_ACKER_PACING = 10;
@@ -478,7 +480,7 @@ public final class TotalOrderCore {
      * nothing) need not be woken by such a step. Pure.
      */
     public long ackPacingEnd() {
-        return mode != Mode.NORMAL ? Long.MAX_VALUE : lastAckAt + (receivedNews ? cfg.ackIntervalMs() : holdAckInterval());
+        return mode != Mode.NORMAL ? Long.MAX_VALUE : lastAckAt + ackPacing();
     }
 
     private void collectGarbage() {
