@@ -155,28 +155,15 @@ public final class SqlLexer {
      * often as equal strings built anew (a message's text is decoded at each read), so the last few texts lexed
      * on this thread are kept with their tokens: a text equal to one of them is not lexed again.
      */
-    @SuppressWarnings("unchecked")
     public static List<Token> tokens(String sql) {
-        Object[] memo = MEMO.get();
-        int n = sql.length();
-        for (int i = 0; i < MEMO_ENTRIES; i++) {
-            Object k = memo[2 * i];
-            if (k == sql || k != null && ((String) k).length() == n && k.equals(sql)) return (List<Token>) memo[2 * i + 1];
-        }
-        List<Token> ts = java.util.Collections.unmodifiableList(tokens(sql, 0, n));
-        if (n <= MEMO_MAX_CHARS) {   // oldest out: entries shift one place
-            System.arraycopy(memo, 0, memo, 2, 2 * (MEMO_ENTRIES - 1));
-            memo[0] = sql;
-            memo[1] = ts;
-        }
+        List<Token> ts = RECENT.get(sql);
+        if (ts != null) return ts;
+        ts = java.util.Collections.unmodifiableList(tokens(sql, 0, sql.length()));
+        RECENT.put(sql, ts);
         return ts;
     }
 
-    /** Longer texts are not kept (a session thread would hold their tokens until its next requests). */
-    private static final int MEMO_MAX_CHARS = 16 << 10;
-    private static final int MEMO_ENTRIES = 4;
-    /** Text, tokens, text, tokens... newest first. */
-    private static final ThreadLocal<Object[]> MEMO = ThreadLocal.withInitial(() -> new Object[2 * MEMO_ENTRIES]);
+    private static final RecentTexts<List<Token>> RECENT = new RecentTexts<>(4);
 
     /** The tokens of {@code sql.substring(from, to)}, with positions into {@code sql} (for a dollar-quoted body read as code). */
     public static List<Token> tokens(String sql, int from, int to) {

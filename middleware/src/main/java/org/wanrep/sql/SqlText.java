@@ -53,37 +53,21 @@ public final class SqlText {
      * read from it. An unchanged text (one this cannot read) adds nothing.
      */
     public static String normalize(String sql, List<String> literals) {
-        // a statement's text is normalized three times (its request's shape, its statement's, its function calls'):
-        // the last few texts normalized on this thread are kept with their shape and literals, as SqlLexer keeps tokens
-        Object[] memo = NORMALIZED.get();
-        int n = sql.length();
-        for (int i = 0; i < NORMALIZED_ENTRIES; i++) {
-            Object k = memo[3 * i];
-            if (k == sql || k != null && ((String) k).length() == n && k.equals(sql)) {
-                if (literals != null) literals.addAll(literalsOf(memo[3 * i + 2]));
-                return (String) memo[3 * i + 1];
-            }
+        // a statement's text is normalized three times (its request's shape, its statement's, its function calls')
+        Normalized known = NORMALIZED.get(sql);
+        if (known == null) {
+            List<String> found = new java.util.ArrayList<>();
+            known = new Normalized(normalizeText(sql, found), found);
+            NORMALIZED.put(sql, known);
         }
-        List<String> found = new java.util.ArrayList<>();
-        String shape = normalizeText(sql, found);
-        if (n <= NORMALIZED_MAX_CHARS) {   // oldest out: entries shift one place
-            System.arraycopy(memo, 0, memo, 3, 3 * (NORMALIZED_ENTRIES - 1));
-            memo[0] = sql;
-            memo[1] = shape;
-            memo[2] = found;
-        }
-        if (literals != null) literals.addAll(found);
-        return shape;
+        if (literals != null) literals.addAll(known.literals());
+        return known.shape();
     }
 
-    @SuppressWarnings("unchecked")
-    private static List<String> literalsOf(Object o) { return (List<String>) o; }
+    /** A text's shape and the literals it replaced. */
+    private record Normalized(String shape, List<String> literals) {}
 
-    /** Longer texts are not kept (a session thread would hold them until its next requests). */
-    private static final int NORMALIZED_MAX_CHARS = 16 << 10;
-    private static final int NORMALIZED_ENTRIES = 4;
-    /** Text, shape, literals, text, shape, literals... newest first. */
-    private static final ThreadLocal<Object[]> NORMALIZED = ThreadLocal.withInitial(() -> new Object[3 * NORMALIZED_ENTRIES]);
+    private static final RecentTexts<Normalized> NORMALIZED = new RecentTexts<>(4);
 
     private static String normalizeText(String sql, List<String> literals) {
         List<SqlLexer.Token> tokens = SqlLexer.tokens(sql);
