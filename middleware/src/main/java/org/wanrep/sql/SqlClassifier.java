@@ -51,6 +51,12 @@ public final class SqlClassifier extends UnitClassifier {
     private final Map<String, UnitAnalysis> byShape = new ConcurrentHashMap<>();
     /** Shapes whose row keys follow their literals: parsed once, keys read from each text's literals. */
     private final Map<String, RowTemplate> templates = new ConcurrentHashMap<>();
+    /**
+     * The same templates by the shape of a whole request text that is one such statement (pgbench's and ORMs'
+     * texts end in a semicolon, so the statement's own shape differs): the analysis comes from the text's
+     * literals, with no split, keyword look or second lexing.
+     */
+    private final Map<String, RowTemplate> textTemplates = new ConcurrentHashMap<>();
 
     /**
      * JSqlParser's own {@code parse(String)} starts a thread per statement for its timeout; a pool
@@ -175,6 +181,7 @@ public final class SqlClassifier extends UnitClassifier {
         super.catalogChanged();    // then the generation: what began before (and may have read the old one) is not kept
         byShape.clear();
         templates.clear();
+        textTemplates.clear();
         callsByShape.clear();
         bodyProblems.clear();
     }
@@ -224,6 +231,32 @@ public final class SqlClassifier extends UnitClassifier {
         }
         LITERALS_MATTER.set(before || LITERALS_MATTER.get());
         return a;
+    }
+
+    @Override protected UnitAnalysis fromTemplate(String sql, String shape) {
+        RowTemplate t = textTemplates.get(shape);
+        if (t == null) return null;
+        List<String> lits = new java.util.ArrayList<>();
+        SqlText.normalize(sql, lits);   // the memo of the lexing that gave the shape
+        // as for a statement's template: the same number of literals, and a text naming a setting is checked whole
+        if (t.literals() != lits.size() || SiteLocal.readsSetting(sql)) return null;
+        LITERALS_MATTER.set(true);
+        return t.apply(lits);
+    }
+
+    @Override protected void learnTemplate(String sql, String shape, UnitAnalysis a, long g) {
+        if (shape.length() > MAX_CACHED_CHARS || shape.equals(sql) || SiteLocal.readsSetting(sql)) return;
+        List<String> statements = splitStatements(sql);
+        if (statements.size() != 1) return;
+        RowTemplate t = templates.get(SqlText.normalize(statements.get(0)));
+        if (t == null) return;
+        List<String> lits = new java.util.ArrayList<>();
+        SqlText.normalize(sql, lits);
+        // kept only if it gives this text what the full analysis gave, from a catalog not replaced meanwhile
+        if (t.literals() != lits.size() || !t.apply(lits).equals(a) || generation != g) return;
+        if (textTemplates.size() > 20_000) textTemplates.clear();
+        textTemplates.put(shape, t);
+        if (generation != g) textTemplates.remove(shape, t);   // the catalog changed meanwhile, its clearing perhaps before the put
     }
 
     /** Problems of user functions' bodies, by name as called, for the current catalog. */

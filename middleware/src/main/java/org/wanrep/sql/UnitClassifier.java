@@ -85,6 +85,7 @@ public class UnitClassifier {
         long g = generation;
         String shape = SqlText.normalize(sql);
         a = cache.get(shape);
+        if (a == null) a = fromTemplate(sql, shape);
         if (a == null) {
             LITERALS_MATTER.set(false);
             a = analyzeUncached(List.of(sql));
@@ -92,7 +93,7 @@ public class UnitClassifier {
             if (!LITERALS_MATTER.get() && shape.length() <= MAX_CACHED_CHARS && generation == g) {
                 if (cache.size() >= CACHE_LIMIT) cache.clear();
                 cache.put(shape, a);
-            }
+            } else if (LITERALS_MATTER.get()) learnTemplate(sql, shape, a, g);
         }
         if (sql.length() <= MAX_CACHED_CHARS && shape.equals(sql) && generation == g) {   // no constants in it (parameters instead): it will come again as is
             if (byText.size() >= CACHE_LIMIT) byText.clear();
@@ -100,6 +101,19 @@ public class UnitClassifier {
         }
         return a;
     }
+
+    /**
+     * The analysis of a text whose shape is known to be one statement with row keys in its literals, made from this
+     * text's literals without splitting or reading it again; null if there is none (then it is analysed in full).
+     */
+    protected UnitAnalysis fromTemplate(String sql, String shape) { return null; }
+
+    /**
+     * Told of a text analysed in full whose analysis depended on its literals, under catalog generation {@code g}: a
+     * subclass may remember its shape for {@link #fromTemplate}, if the shape's template gives this text exactly
+     * {@code a}.
+     */
+    protected void learnTemplate(String sql, String shape, UnitAnalysis a, long g) { }
 
     private UnitAnalysis analyzeUncached(List<String> statements) {
         List<UnitAnalysis> each = new java.util.ArrayList<>();
