@@ -28,7 +28,7 @@ import java.util.regex.Pattern;
 public final class TimeRewriting {
     private TimeRewriting() {}
 
-    private static final Pattern FUNCS = Pattern.compile(
+    static final Pattern FUNCS = Pattern.compile(
             "(?<![\\w.$])(?:pg_catalog\\s*\\.\\s*)?(now\\s*\\(\\s*\\)|transaction_timestamp\\s*\\(\\s*\\)|current_timestamp(\\s*\\(\\s*\\d+\\s*\\))?|localtimestamp(\\s*\\(\\s*\\d+\\s*\\))?|current_date|localtime(\\s*\\(\\s*\\d+\\s*\\))?|current_time(\\s*\\(\\s*\\d+\\s*\\))?)(?![A-Za-z0-9_$])",
             Pattern.CASE_INSENSITIVE);
     private static final DateTimeFormatter TS = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss.SSSSSS").withZone(ZoneOffset.UTC);
@@ -99,17 +99,20 @@ public final class TimeRewriting {
 
     /** Whether the text contains (case-insensitively) a word a time function starts with. */
     static boolean mentionsTime(String sql) {
-        int n = sql.length();
-        for (int i = 0; i < n; i++) {
-            switch (sql.charAt(i) | 0x20) {
-                case 'n' -> { if (sql.regionMatches(true, i, "now", 0, 3)) return true; }
-                case 'c' -> { if (sql.regionMatches(true, i, "current_", 0, 8)) return true; }
-                case 'l' -> { if (sql.regionMatches(true, i, "localtime", 0, 9)) return true; }
-                case 't' -> { if (sql.regionMatches(true, i, "transaction_timestamp", 0, 21)) return true; }
-                default -> { }
-            }
-        }
+        for (int i = 0, n = sql.length(); i < n; i++) if (timeWordAt(sql, i, false)) return true;
         return false;
+    }
+
+    /** Whether a word a time function starts with (or, with {@code qualifier}, pg_catalog) begins at {@code i}. */
+    private static boolean timeWordAt(String s, int i, boolean qualifier) {
+        return switch (s.charAt(i) | 0x20) {
+            case 'n' -> s.regionMatches(true, i, "now", 0, 3);
+            case 'c' -> s.regionMatches(true, i, "current_", 0, 8);
+            case 'l' -> s.regionMatches(true, i, "localtime", 0, 9);
+            case 't' -> s.regionMatches(true, i, "transaction_timestamp", 0, 21);
+            case 'p' -> qualifier && s.regionMatches(true, i, "pg_catalog", 0, 10);
+            default -> false;
+        };
     }
 
     /**
@@ -173,20 +176,36 @@ public final class TimeRewriting {
         return b.toString();
     }
 
-    private static String rewriteCode(String code, String ts) {
-        Matcher m = FUNCS.matcher(code);
-        StringBuilder b = new StringBuilder();
-        while (m.find()) {
-            String f = m.group(1).toLowerCase(Locale.ROOT).replaceAll("\\s", "");
-            String lit;
-            if (f.startsWith("current_date")) lit = "(" + ts + ")::date";
-            else if (f.startsWith("localtimestamp")) lit = "(" + ts + ")::timestamp";
-            else if (f.startsWith("localtime")) lit = "(" + ts + ")::time";
-            else if (f.startsWith("current_time") && !f.startsWith("current_timestamp")) lit = "(" + ts + ")::timetz";
-            else lit = "(" + ts + ")";
-            m.appendReplacement(b, Matcher.quoteReplacement(lit));
+    /**
+     * The regular expression is tried only where a time word (or pg_catalog) begins: it found nothing in most texts
+     * that mention time in a literal or a name, and searching it from every position was most of the rewrite's cost.
+     */
+    static String rewriteCode(String code, String ts) {
+        if (!mentionsTime(code)) return code;
+        Matcher m = FUNCS.matcher(code).useTransparentBounds(true);   // its look-behind sees the text before each try
+        StringBuilder b = null;
+        int copied = 0, n = code.length();
+        for (int i = 0; i < n; i++) {
+            if (!timeWordAt(code, i, true)) continue;
+            m.region(i, n);
+            if (!m.lookingAt()) continue;
+            if (b == null) b = new StringBuilder(n + 64);
+            b.append(code, copied, i).append(literal(m.group(1), ts));
+            copied = m.end();
+            i = copied - 1;
         }
-        m.appendTail(b);
-        return b.toString();
+        return b == null ? code : b.append(code, copied, n).toString();
     }
+
+    /** The replicated clock in the type of time function {@code f} (as written, in any case and spacing). */
+    static String literal(String f, String ts) {
+        String g = WHITE.matcher(f.toLowerCase(Locale.ROOT)).replaceAll("");
+        if (g.startsWith("current_date")) return "(" + ts + ")::date";
+        if (g.startsWith("localtimestamp")) return "(" + ts + ")::timestamp";
+        if (g.startsWith("localtime")) return "(" + ts + ")::time";
+        if (g.startsWith("current_time") && !g.startsWith("current_timestamp")) return "(" + ts + ")::timetz";
+        return "(" + ts + ")";
+    }
+
+    private static final Pattern WHITE = Pattern.compile("\\s");
 }
