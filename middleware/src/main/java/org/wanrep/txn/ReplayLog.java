@@ -2,7 +2,6 @@ package org.wanrep.txn;
 
 import org.wanrep.sql.SqlLexer;
 import org.wanrep.sql.SqlText;
-import org.wanrep.sql.UnitClassifier;
 import org.wanrep.wire.WireMessage;
 
 import java.util.ArrayList;
@@ -96,27 +95,33 @@ final class ReplayLog {
         return SqlText.containsIgnoreCase(text, "random") || SqlText.containsIgnoreCase(text, "setseed");
     }
 
-    /** Whether every statement of {@code text} begins with one of {@code words} and none calls set_config(). */
+    /**
+     * Whether every statement of {@code text} begins with one of {@code words} and none calls set_config(). One pass
+     * over the text's tokens (the lexer's memo has them): a piece between semicolons that holds only a comment counts
+     * as a statement without a first word.
+     */
     static boolean only(String text, Set<String> words) {
-        if (SqlLexer.unterminated(text)) return false;
-        List<String> statements = UnitClassifier.splitStatements(text);
-        if (statements.isEmpty()) return false;
-        for (String st : statements) {
-            String first = firstWord(st);
-            if (first == null || !words.contains(first)) return false;
+        List<SqlLexer.Token> tokens = SqlLexer.tokens(text);
+        if (SqlLexer.unterminated(tokens)) return false;
+        int statements = 0;
+        boolean inPiece = false, begun = false;   // the current piece has a token other than spaces; its first word was read
+        for (SqlLexer.Token t : tokens) {
+            if (t.kind() == SqlLexer.Kind.SEMICOLON) {
+                if (inPiece && !begun) return false;
+                inPiece = begun = false;
+                continue;
+            }
+            if (t.kind() == SqlLexer.Kind.SPACE) continue;
+            inPiece = true;
+            if (begun || !t.significant()) continue;
+            if (!t.word() || !words.contains(SqlLexer.fold(t.text(text)))) return false;
+            begun = true;
+            statements++;
         }
+        if (inPiece && !begun || statements == 0) return false;
         // a call's name is in the text as written: most texts cannot call it, and need no second lexing for that
         if (!SqlText.containsIgnoreCase(text, "set_config")) return true;
         for (String f : SqlText.functionCalls(text)) if (f.equals("set_config") || f.endsWith(".set_config")) return false;
         return true;
-    }
-
-    /** The first significant token of {@code sql} folded, if it is a word (null for a parenthesis, say). */
-    private static String firstWord(String sql) {
-        for (SqlLexer.Token t : SqlLexer.tokens(sql)) {
-            if (!t.significant()) continue;
-            return t.word() ? SqlLexer.fold(t.text(sql)) : null;
-        }
-        return null;
     }
 }

@@ -126,4 +126,45 @@ class ReplayLogTest {
         List<WireMessage> log = logOf(SELECT);
         assertThat(r.shipped(log)).isSameAs(log);
     }
+
+    /** {@link ReplayLog#only} as it was: the statements split out, then each one lexed again for its first word. */
+    private static boolean onlyBySplitting(String text, java.util.Set<String> words) {
+        if (org.wanrep.sql.SqlLexer.unterminated(text)) return false;
+        List<String> statements = org.wanrep.sql.UnitClassifier.splitStatements(text);
+        if (statements.isEmpty()) return false;
+        for (String st : statements) {
+            String first = null;
+            for (org.wanrep.sql.SqlLexer.Token t : org.wanrep.sql.SqlLexer.tokens(st)) {
+                if (!t.significant()) continue;
+                first = t.word() ? org.wanrep.sql.SqlLexer.fold(t.text(st)) : null;
+                break;
+            }
+            if (first == null || !words.contains(first)) return false;
+        }
+        if (!org.wanrep.sql.SqlText.containsIgnoreCase(text, "set_config")) return true;
+        for (String f : org.wanrep.sql.SqlText.functionCalls(text)) if (f.equals("set_config") || f.endsWith(".set_config")) return false;
+        return true;
+    }
+
+    /** The one-pass reading of statements' first words agrees with splitting the text and reading each piece. */
+    @Test
+    void onlyAgreesWithSplittingTheText() {
+        long seed = Long.getLong("wanrep.test.seed", System.nanoTime());
+        System.out.println("ReplayLogTest seed " + seed + " (-Dwanrep.test.seed=" + seed + " repeats it)");
+        java.util.Random r = new java.util.Random(seed);
+        String[] parts = {"SELECT 1", "select x from t", "UPDATE t SET v = 1", "(SELECT 1)", "vacuum", "-- c\n", "/* c */", " ", "\n", ";", ";",
+                "'a;b'", "\"Select\"", "set_config('a', 'b', false)", "pg_catalog.set_config('x', 'y', true)", "$$;$$", "E'x'", "'open",
+                "Insert INTO h VALUES (1)", "with x as (select 1) delete from t", "-- tail", "values (2)"};
+        java.util.Set<String> words = java.util.Set.of("select", "with", "values", "table", "insert", "update", "delete", "merge");
+        int agreedTrue = 0;
+        for (int i = 0; i < 20_000; i++) {
+            StringBuilder b = new StringBuilder();
+            for (int k = r.nextInt(7); k >= 0; k--) b.append(parts[r.nextInt(parts.length)]).append(r.nextBoolean() ? " " : "");
+            String text = b.toString();
+            boolean expected = onlyBySplitting(text, words);
+            assertThat(ReplayLog.only(text, words)).as("seed %d: %s", seed, text).isEqualTo(expected);
+            if (expected) agreedTrue++;
+        }
+        assertThat(agreedTrue).as("texts of plain statements only").isGreaterThan(1000);
+    }
 }
