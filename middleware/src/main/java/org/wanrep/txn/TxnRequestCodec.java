@@ -36,14 +36,15 @@ public final class TxnRequestCodec {
             writeSet(out, r.tables().reads());
             writeSet(out, r.tables().writes());
             // row locks travel with the request: every site must enqueue the same lock set
-            var rows = new java.util.TreeMap<>(r.tables().rows());
+            var rows = r.tables().rows();
             out.writeInt(rows.size());
-            for (var t : rows.entrySet()) {
-                out.writeUTF(t.getKey());
-                out.writeInt(t.getValue().size());
-                for (var k : new java.util.TreeMap<>(t.getValue()).entrySet()) {
-                    out.writeUTF(k.getKey());
-                    out.writeByte(k.getValue().ordinal());
+            for (String table : sortedKeys(rows)) {
+                var keys = rows.get(table);
+                out.writeUTF(table);
+                out.writeInt(keys.size());
+                for (String k : sortedKeys(keys)) {
+                    out.writeUTF(k);
+                    out.writeByte(keys.get(k).ordinal());
                 }
             }
             out.writeUTF(r.database());
@@ -61,15 +62,26 @@ public final class TxnRequestCodec {
             out.write(r.writeSet());
             out.writeBoolean(r.changesCatalog());
             out.writeLong(r.snapshotGsn());
-            out.writeInt(r.rowPositions().size());
-            for (var e : new java.util.TreeMap<>(r.rowPositions()).entrySet()) {
-                out.writeUTF(e.getKey());
-                out.writeLong(e.getValue());
+            var positions = r.rowPositions();
+            out.writeInt(positions.size());
+            for (String k : sortedKeys(positions)) {
+                out.writeUTF(k);
+                out.writeLong(positions.get(k));
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
         return bos.toByteArray();
+    }
+
+    private static final String[] NO_KEYS = {};
+
+    /** The map's keys in order: the bytes do not depend on the map's own order (a sorted array, not a TreeMap copy). */
+    private static String[] sortedKeys(java.util.Map<String, ?> m) {
+        if (m.isEmpty()) return NO_KEYS;
+        String[] keys = m.keySet().toArray(NO_KEYS);
+        if (keys.length > 1) java.util.Arrays.sort(keys);
+        return keys;
     }
 
     public static TxnRequest decode(byte[] b) {
@@ -127,9 +139,9 @@ public final class TxnRequestCodec {
         ByteArrayOutputStream bos = new ByteArrayOutputStream(16 + 32 * settings.size());
         try (DataOutputStream out = new DataOutputStream(bos)) {
             out.writeInt(settings.size());
-            for (var e : new java.util.TreeMap<>(settings).entrySet()) {
-                out.writeUTF(e.getKey());
-                out.writeUTF(e.getValue());
+            for (String k : sortedKeys(settings)) {
+                out.writeUTF(k);
+                out.writeUTF(settings.get(k));
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);

@@ -46,6 +46,19 @@ class TxnRequestCodecTest {
                 "public.h", java.util.Map.of()));
         TxnRequest rr = new TxnRequest(new RequestId("x", 3), TxnRequest.Kind.AUTOCOMMIT, rows, "d", List.of(), 0, 0);
         assertThat(TxnRequestCodec.decode(TxnRequestCodec.encode(rr)).tables()).isEqualTo(rows);
+        // the bytes do not depend on the maps' own order: keys are written sorted
+        java.util.Map<String, java.util.Map<String, org.wanrep.lock.LockMode>> forward = new java.util.LinkedHashMap<>(), backward = new java.util.LinkedHashMap<>();
+        java.util.Map<String, org.wanrep.lock.LockMode> k1 = new java.util.LinkedHashMap<>(), k2 = new java.util.LinkedHashMap<>();
+        for (String k : List.of("1", "2", "10", "b")) k1.put(k, org.wanrep.lock.LockMode.WRITE);
+        for (String k : List.of("b", "10", "2", "1")) k2.put(k, org.wanrep.lock.LockMode.WRITE);
+        forward.put("public.a", k1);
+        forward.put("public.b", k1);
+        backward.put("public.b", k2);
+        backward.put("public.a", k2);
+        java.util.function.Function<java.util.Map<String, java.util.Map<String, org.wanrep.lock.LockMode>>, byte[]> enc = m -> TxnRequestCodec.encode(
+                new TxnRequest(new RequestId("x", 9), TxnRequest.Kind.AUTOCOMMIT, new TableSet(Set.of(), Set.of("public.a", "public.b"), false, m),
+                        "d", List.of(), 0, 0));
+        assertThat(enc.apply(forward)).isEqualTo(enc.apply(backward));
         // a block to certify carries its snapshot position
         TxnRequest cert = TxnRequest.certify(new RequestId("x", 4), rows, "d", List.of(WireMessage.query("SELECT 1")), 5, 6, java.util.Map.of(), 1234);
         TxnRequest cd = TxnRequestCodec.decode(TxnRequestCodec.encode(cert));
