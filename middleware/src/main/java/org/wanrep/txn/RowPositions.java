@@ -8,7 +8,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.regex.Pattern;
 
 /**
  * Which rows a certifying block's statement locked at their newest version (pure). Under read committed, PostgreSQL's
@@ -23,8 +22,6 @@ import java.util.regex.Pattern;
 public final class RowPositions {
     private RowPositions() {}
 
-    private static final Pattern DML = Pattern.compile("\\s*(update|delete)\\s", Pattern.CASE_INSENSITIVE);
-    private static final Pattern TAG = Pattern.compile("(UPDATE|DELETE) (\\d+)");
 
     /**
      * The rows (table, {@link TableSet#ROW}, key) that the statement {@code texts} (analyzed as {@code tables}) locks by
@@ -39,7 +36,7 @@ public final class RowPositions {
     public static Set<String> untouchedKeyedRows(List<String> texts, TableSet tables, TableSet.Union before) {
         if (texts.size() != 1 || tables.all() || before.all() || tables.writes().size() != 1) return Set.of();
         String text = texts.get(0);
-        if (!DML.matcher(text).lookingAt()) return Set.of();
+        if (!startsUpdateOrDelete(text)) return Set.of();
         // one statement, reading no other rows on its snapshot (a subquery, a CTE); a word that only looks like one
         // (a column "selected") just loses the position
         int semicolon = text.indexOf(';');
@@ -63,10 +60,35 @@ public final class RowPositions {
     /** Whether the statement's reply ({@code tag}: its command tag) modified as many rows as it names by key. */
     public static boolean modifiedAll(String tag, int untouched, TableSet tables) {
         if (tag == null || untouched == 0) return false;
-        var m = TAG.matcher(tag);
-        if (!m.matches()) return false;
+        if (!(tag.startsWith("UPDATE ") || tag.startsWith("DELETE ")) || tag.length() == 7 || tag.length() > 7 + 18) return false;
+        long count = 0;
+        for (int i = 7; i < tag.length(); i++) {
+            char c = tag.charAt(i);
+            if (c < '0' || c > '9') return false;
+            count = count * 10 + (c - '0');
+        }
         int named = 0;
         for (Map<String, LockMode> keys : tables.rows().values()) named += keys.size();
-        return Long.parseLong(m.group(2)) == named;
+        return count == named;
+    }
+
+    /** Whether {@code text}, after white space, begins with the word UPDATE or DELETE (in any case) and a white space. */
+    static boolean startsUpdateOrDelete(String text) {
+        int i = 0, n = text.length();
+        while (i < n && space(text.charAt(i))) i++;
+        if (i + 6 >= n || !space(text.charAt(i + 6))) return false;
+        return asciiWordAt(text, i, "update") || asciiWordAt(text, i, "delete");
+    }
+
+    private static boolean space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\u000B' || c == '\f' || c == '\r'; }
+
+    /** {@code lower} at {@code i}, its ASCII letters in either case (no other character folds to one). */
+    private static boolean asciiWordAt(String text, int i, String lower) {
+        for (int j = 0; j < lower.length(); j++) {
+            char c = text.charAt(i + j);
+            if (c >= 'A' && c <= 'Z') c += 32;
+            if (c != lower.charAt(j)) return false;
+        }
+        return true;
     }
 }

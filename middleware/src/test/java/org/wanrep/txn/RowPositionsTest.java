@@ -65,4 +65,34 @@ class RowPositionsTest {
         assertThat(RowPositions.modifiedAll("SELECT 2", 2, two)).isFalse();
         assertThat(RowPositions.modifiedAll(null, 2, two)).isFalse();
     }
+
+    /** The hand-written first look and tag reading agree with the regular expressions they replaced, on random texts. */
+    @Test
+    void firstWordAndTagAgreeWithTheExpressions() {
+        long seed = Long.getLong("wanrep.test.seed", System.nanoTime());
+        System.out.println("RowPositionsTest seed " + seed + " (-Dwanrep.test.seed=" + seed + " repeats it)");
+        java.util.Random r = new java.util.Random(seed);
+        java.util.regex.Pattern dml = java.util.regex.Pattern.compile("\\s*(update|delete)\\s", java.util.regex.Pattern.CASE_INSENSITIVE);
+        java.util.regex.Pattern tag = java.util.regex.Pattern.compile("(UPDATE|DELETE) (\\d+)");
+        String[] parts = {" ", "\t", "\n", "\u000B", "\u00A0", "update", "UPDATE", "UpDaTe", "delete", "DELETE", "deletes", "updat", "insert", "x",
+                "\u017Fet", "1", "12", "0", "-", "UPDATE ", "DELETE ", "INSERT 0 ", "99999999999999999999", "\u0661"};
+        int matched = 0;
+        for (int i = 0; i < 50_000; i++) {
+            StringBuilder b = new StringBuilder();
+            for (int k = r.nextInt(4); k >= 0; k--) b.append(parts[r.nextInt(parts.length)]);
+            String text = b.toString();
+            boolean expected = dml.matcher(text).lookingAt();
+            assertThat(RowPositions.startsUpdateOrDelete(text)).as("seed %d: [%s]", seed, text).isEqualTo(expected);
+            if (expected) matched++;
+            var m = tag.matcher(text);
+            int named = r.nextInt(3);
+            TableSet t = new TableSet(Set.of(), Set.of("public.t"), false, Map.of("public.t", named == 0 ? Map.of() : named == 1
+                    ? Map.of("1", LockMode.WRITE) : Map.of("1", LockMode.WRITE, "2", LockMode.WRITE)));
+            boolean tagExpected = m.matches() && m.group(2).length() <= 18 && Long.parseLong(m.group(2)) == named;
+            assertThat(RowPositions.modifiedAll(text, 1, t)).as("seed %d: tag [%s], %d named", seed, text, named).isEqualTo(tagExpected);
+        }
+        assertThat(matched).isGreaterThan(1000);
+        assertThat(RowPositions.modifiedAll("UPDATE 2", 1, new TableSet(Set.of(), Set.of("public.t"), false,
+                Map.of("public.t", Map.of("1", LockMode.WRITE, "2", LockMode.WRITE))))).isTrue();
+    }
 }
