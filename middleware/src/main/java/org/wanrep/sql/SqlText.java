@@ -34,7 +34,18 @@ public final class SqlText {
      * token or text reads as the word, this finds it.
      */
     public static boolean containsIgnoreCase(String s, String word) {
-        for (int i = 0, n = s.length() - word.length(); i <= n; i++) if (s.regionMatches(true, i, word, 0, word.length())) return true;
+        int len = word.length();
+        if (len == 0) return true;
+        // an ASCII character can begin the word only as its first letter in either case: most positions need no
+        // regionMatches call (any other character may fold to the letter, the Kelvin sign to k: those are compared)
+        char w0 = word.charAt(0);
+        boolean letter = (w0 | 0x20) >= 'a' && (w0 | 0x20) <= 'z';
+        int lw0 = letter ? w0 | 0x20 : w0;
+        for (int i = 0, n = s.length() - len; i <= n; i++) {
+            char c = s.charAt(i);
+            if (c < 128 && w0 < 128 && (letter ? c | 0x20 : c) != lw0) continue;
+            if (s.regionMatches(true, i, word, 0, len)) return true;
+        }
         return false;
     }
 

@@ -207,4 +207,26 @@ class SqlLexerTest {
         assertThat(again).isNotSameAs(first).isEqualTo(first);
         assertThat(SqlLexer.tokens("UPDATE t SET x = 10 WHERE id = 2")).isNotEqualTo(first);   // positions differ
     }
+
+    /** containsIgnoreCase skips ASCII positions that cannot begin the word; it finds what regionMatches at every position finds. */
+    @Test
+    void containsIgnoreCaseFindsWhatEveryPositionFinds() {
+        long seed = Long.getLong("wanrep.test.seed", System.nanoTime());
+        System.out.println("SqlLexerTest seed " + seed + " (-Dwanrep.test.seed=" + seed + " repeats it)");
+        java.util.Random r = new java.util.Random(seed);
+        String[] words = {"temp", "set_config", "advisory", "random", "k", "_x", "1a", "\u212Aey", "select"};
+        String[] parts = {"TEMP", "tEmP", "te", "mp", "set_", "SET_CONFIG", "config", "\u212A", "K", "k", "ey", "EY", "_", "_X", "1A", "1a",
+                "random", "RAND", "om", "\u0130", "\u0131", "\u017F", "s", "elect", "SEL", " ", ";", "'", "x", "\u00E9"};
+        int found = 0;
+        for (int i = 0; i < 50_000; i++) {
+            StringBuilder b = new StringBuilder();
+            for (int k = r.nextInt(6); k >= 0; k--) b.append(parts[r.nextInt(parts.length)]);
+            String s = b.toString(), w = words[r.nextInt(words.length)];
+            boolean expected = false;
+            for (int p = 0; p + w.length() <= s.length() && !expected; p++) expected = s.regionMatches(true, p, w, 0, w.length());
+            assertThat(SqlText.containsIgnoreCase(s, w)).as("seed %d: [%s] in [%s]", seed, w, s).isEqualTo(expected);
+            if (expected) found++;
+        }
+        assertThat(found).isGreaterThan(1000);
+    }
 }
