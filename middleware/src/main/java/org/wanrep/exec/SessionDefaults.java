@@ -54,8 +54,21 @@ final class SessionDefaults {
             if (err == null || !TxnExecutor.transientState(err.sqlState())) break;
         }
         if (err != null) throw new IOException("reading the replica session's settings: " + err);
-        Map<String, String> values = Map.copyOf(read);
+        Map<String, String> values = shared(Map.copyOf(read));
         c.resetValues(values);
         return values;
+    }
+
+    /**
+     * One map per distinct set of defaults (a replica's connections nearly always have the same), so that what is
+     * derived from a connection's defaults can be kept by the map's identity. Bounded: a set past the limit is used
+     * but not kept.
+     */
+    private static final java.util.concurrent.ConcurrentHashMap<Map<String, String>, Map<String, String>> SHARED = new java.util.concurrent.ConcurrentHashMap<>();
+
+    private static Map<String, String> shared(Map<String, String> values) {
+        Map<String, String> known = SHARED.get(values);
+        if (known == null && SHARED.size() < 64) known = SHARED.putIfAbsent(values, values);
+        return known != null ? known : values;
     }
 }

@@ -714,18 +714,7 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
             calls.add(TxnExecutor.LIFT_TIMEOUTS_SQL);   // first, so that no timeout ends what follows
         } else {
             b.add("RESET ALL");
-            for (String timeout : TIMEOUTS)
-                if (!"0".equals(resetValues.get(timeout))) calls.add("pg_catalog.set_config('" + timeout + "', '0', true)");
-            // in name order, every site alike; nearly always none differs, so only those are sorted
-            java.util.TreeMap<String, String> differing = null;
-            for (Map.Entry<String, String> s : r.settings().entrySet())
-                if (!s.getKey().equals(TxnRequest.ROLE) && !s.getValue().equals(resetValues.get(s.getKey()))) {
-                    if (differing == null) differing = new java.util.TreeMap<>();
-                    differing.put(s.getKey(), s.getValue());
-                }
-            if (differing != null)
-                for (Map.Entry<String, String> s : differing.entrySet())
-                    calls.add("pg_catalog.set_config(" + literal(s.getKey()) + ", " + literal(s.getValue()) + ", true)");
+            calls.addAll(settingCalls(r.settings(), resetValues));
         }
         if (r.timestampMicros() != 0)
             calls.add("pg_catalog.set_config('" + org.wanrep.sql.TimeRewriting.SETTING + "', "
@@ -742,11 +731,41 @@ public final class WireTxnExecutor implements TxnExecutor, AutoCloseable {
      * the string would come too late for the request's own text.
      */
     static boolean sessionAsShipped(TxnRequest r, Map<String, String> resetValues) {
-        if (resetValues == null) return false;
-        for (Map.Entry<String, String> s : r.settings().entrySet())
-            if (!s.getKey().equals(TxnRequest.ROLE) && !s.getValue().equals(resetValues.get(s.getKey()))) return false;
-        return true;
+        return resetValues != null && differing(r.settings(), resetValues).isEmpty();
     }
+
+    /**
+     * The calls that lift the timeouts a pooled session has after RESET ALL ({@code resetValues}) and set each shipped
+     * setting whose value differs from it, in name order (every site alike).
+     */
+    private static List<String> settingCalls(Map<String, String> settings, Map<String, String> resetValues) {
+        List<String> calls = new ArrayList<>();
+        for (String timeout : TIMEOUTS)
+            if (!"0".equals(resetValues.get(timeout))) calls.add("pg_catalog.set_config('" + timeout + "', '0', true)");
+        for (Map.Entry<String, String> s : differing(settings, resetValues).entrySet())
+            calls.add("pg_catalog.set_config(" + literal(s.getKey()) + ", " + literal(s.getValue()) + ", true)");
+        return calls;
+    }
+
+    /**
+     * The settings of {@code settings} (the role aside) whose value differs from {@code resetValues}, in name order. The
+     * last answer is kept per thread by the two maps' identity: a session's requests decode to one settings map until
+     * it changes one, and connections whose defaults are equal share one map ({@link SessionDefaults}).
+     */
+    private static java.util.SortedMap<String, String> differing(Map<String, String> settings, Map<String, String> resetValues) {
+        Object[] memo = DIFFERING.get();
+        if (memo[0] == settings && memo[1] == resetValues) return (java.util.SortedMap<String, String>) memo[2];
+        java.util.TreeMap<String, String> differing = new java.util.TreeMap<>();
+        for (Map.Entry<String, String> s : settings.entrySet())
+            if (!s.getKey().equals(TxnRequest.ROLE) && !s.getValue().equals(resetValues.get(s.getKey()))) differing.put(s.getKey(), s.getValue());
+        java.util.SortedMap<String, String> out = java.util.Collections.unmodifiableSortedMap(differing);
+        memo[0] = settings;
+        memo[1] = resetValues;
+        memo[2] = out;
+        return out;
+    }
+
+    private static final ThreadLocal<Object[]> DIFFERING = ThreadLocal.withInitial(() -> new Object[3]);
 
     /** The timeouts a replicated transaction runs without (they would only make one site retry, or stop it). */
     private static final List<String> TIMEOUTS = List.of("statement_timeout", "lock_timeout");

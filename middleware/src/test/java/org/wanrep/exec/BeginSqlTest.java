@@ -42,4 +42,22 @@ class BeginSqlTest {
         assertThat(sql).doesNotContain("RESET ALL").doesNotContain("search_path")
                 .contains("pg_catalog.set_config('statement_timeout', '0', true), pg_catalog.set_config('lock_timeout', '0', true)");
     }
+
+    /** The differing settings are kept per thread by the maps' identity: requests and sessions taking turns each get their own. */
+    @Test
+    void requestsAndSessionsTakingTurnsEachGetTheirOwnSettings() {
+        Map<String, String> resetA = Map.of("search_path", "\"$user\", public", "statement_timeout", "0", "lock_timeout", "0");
+        Map<String, String> resetB = Map.of("search_path", "app", "statement_timeout", "0", "lock_timeout", "0");
+        Map<String, String> app = Map.of("search_path", "app"), plain = Map.of("search_path", "\"$user\", public");
+        for (int round = 0; round < 3; round++) {
+            assertThat(WireTxnExecutor.beginSql(request(app), resetA)).contains("set_config('search_path', 'app', true)");
+            assertThat(WireTxnExecutor.sessionAsShipped(request(app), resetA)).isFalse();
+            assertThat(WireTxnExecutor.beginSql(request(app), resetB)).doesNotContain("search_path");
+            assertThat(WireTxnExecutor.sessionAsShipped(request(app), resetB)).isTrue();
+            assertThat(WireTxnExecutor.beginSql(request(plain), resetB)).contains("set_config('search_path', '\"$user\", public', true)");
+            assertThat(WireTxnExecutor.sessionAsShipped(request(plain), resetA)).isTrue();
+            assertThat(WireTxnExecutor.sessionAsShipped(request(new java.util.HashMap<>(app)), resetB)).isTrue();
+            assertThat(WireTxnExecutor.sessionAsShipped(request(new java.util.HashMap<>(app)), resetA)).isFalse();
+        }
+    }
 }
