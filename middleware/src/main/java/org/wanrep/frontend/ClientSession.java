@@ -272,10 +272,10 @@ public final class ClientSession implements Runnable {
                 return;
             }
         }
-        boolean executes = unit.stream().anyMatch(m -> m.kind() == 'Q' || m.kind() == 'E');
+        boolean executes = hasKind(unit, 'Q') || hasKind(unit, 'E');
         List<String> texts = executes ? statements.texts(unit) : List.of();
         UnitAnalysis a = executes ? ctx.classifiers().forDatabase(database).analyze(texts) : UnitAnalysis.local();
-        if ((a.route() == Route.UPDATE || ctx.lockedQueries()) && !a.tables().all() && unit.stream().anyMatch(m -> m.kind() == 'B')) {
+        if ((a.route() == Route.UPDATE || ctx.lockedQueries()) && !a.tables().all() && hasKind(unit, 'B')) {
             // a prepared statement's rows show in the values bound to it: row locks instead of its tables
             UnitAnalysis bound = ctx.classifiers().forDatabase(database).analyze(statements.texts(unit, true));
             if (bound.route() == a.route()) a = bound;
@@ -692,6 +692,12 @@ public final class ClientSession implements Runnable {
     String database() { return database; }
 
     NamedStatements statements() { return statements; }
+
+    /** Whether a message of {@code kind} is in {@code unit} (a loop: every request asks, most have one message). */
+    private static boolean hasKind(List<WireMessage> unit, char kind) {
+        for (int i = 0; i < unit.size(); i++) if (unit.get(i).kind() == kind) return true;
+        return false;
+    }
 
     private static WireMessage last(List<WireMessage> unit) { return unit.get(unit.size() - 1); }
 
