@@ -22,7 +22,6 @@ import java.util.Set;
 public final class RowPositions {
     private RowPositions() {}
 
-
     /**
      * The rows (table, {@link TableSet#ROW}, key) that the statement {@code texts} (analyzed as {@code tables}) locks by
      * key and that nothing of the block touched before ({@code before}: its reads and writes so far); empty when the
