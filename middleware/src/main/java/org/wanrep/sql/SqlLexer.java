@@ -122,8 +122,11 @@ public final class SqlLexer {
         return false;
     }
 
-    /** Only ASCII letters fold (regionMatches(true, ...) would also take the Kelvin sign for k). */
-    private static boolean asciiFoldedEquals(String s, int i, String lower) {
+    /**
+     * Whether {@code lower} (lower-case ASCII) is at {@code s[i]}, ASCII letters folded: only they fold
+     * (regionMatches(true, ...) would also take the Kelvin sign for k). {@code s} must have the room.
+     */
+    public static boolean asciiFoldedEquals(String s, int i, String lower) {
         for (int k = 0; k < lower.length(); k++) {
             char c = s.charAt(i + k);
             if (c >= 'A' && c <= 'Z') c = (char) (c + 32);
@@ -314,7 +317,8 @@ public final class SqlLexer {
         return new Token(Kind.OPERATOR, i, j, false);
     }
 
-    private static boolean space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\u000B'; }
+    /** The white space PostgreSQL's lexer skips (a {@link Kind#SPACE}). */
+    public static boolean space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\u000B'; }
 
     private static boolean digit(char c) { return c >= '0' && c <= '9'; }
 

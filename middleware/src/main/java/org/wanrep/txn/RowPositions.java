@@ -2,6 +2,7 @@ package org.wanrep.txn;
 
 import org.wanrep.lock.LockMode;
 import org.wanrep.lock.TableSet;
+import org.wanrep.sql.SqlLexer;
 import org.wanrep.sql.SqlText;
 
 import java.util.HashSet;
@@ -74,20 +75,8 @@ public final class RowPositions {
     /** Whether {@code text}, after white space, begins with the word UPDATE or DELETE (in any case) and a white space. */
     static boolean startsUpdateOrDelete(String text) {
         int i = 0, n = text.length();
-        while (i < n && space(text.charAt(i))) i++;
-        if (i + 6 >= n || !space(text.charAt(i + 6))) return false;
-        return asciiWordAt(text, i, "update") || asciiWordAt(text, i, "delete");
-    }
-
-    private static boolean space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\u000B' || c == '\f' || c == '\r'; }
-
-    /** {@code lower} at {@code i}, its ASCII letters in either case (no other character folds to one). */
-    private static boolean asciiWordAt(String text, int i, String lower) {
-        for (int j = 0; j < lower.length(); j++) {
-            char c = text.charAt(i + j);
-            if (c >= 'A' && c <= 'Z') c += 32;
-            if (c != lower.charAt(j)) return false;
-        }
-        return true;
+        while (i < n && SqlLexer.space(text.charAt(i))) i++;
+        if (i + 6 >= n || !SqlLexer.space(text.charAt(i + 6))) return false;
+        return SqlLexer.asciiFoldedEquals(text, i, "update") || SqlLexer.asciiFoldedEquals(text, i, "delete");
     }
 }
