@@ -181,12 +181,12 @@ public final class TimeRewriting {
      * that mention time in a literal or a name, and searching it from every position was most of the rewrite's cost.
      */
     static String rewriteCode(String code, String ts) {
-        if (!mentionsTime(code)) return code;
-        Matcher m = FUNCS.matcher(code).useTransparentBounds(true);   // its look-behind sees the text before each try
+        Matcher m = null;
         StringBuilder b = null;
         int copied = 0, n = code.length();
         for (int i = 0; i < n; i++) {
             if (!timeWordAt(code, i, true)) continue;
+            if (m == null) m = FUNCS.matcher(code).useTransparentBounds(true);   // its look-behind sees the text before each try
             m.region(i, n);
             if (!m.lookingAt()) continue;
             if (b == null) b = new StringBuilder(n + 64);
